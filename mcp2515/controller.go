@@ -1,0 +1,284 @@
+package mcp2515
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.einride.tech/can"
+)
+
+// IntLine reports the level of the MCP2515's INT output (active low). On the Pi it
+// is read through the GPIO level register: no syscall, so the driver can re-check
+// the level after every pass and emulate level-triggered interrupts over the edge
+// events the GPIO character device delivers.
+type IntLine interface {
+	Asserted() bool // INT is low: some enabled flag is set
+}
+
+// Sink receives what the controller finds while servicing an interrupt. It is called
+// on the owner thread, in bus order, and must not block.
+type Sink interface {
+	// Received is called right after the frame's READ RX BUFFER transfer.
+	Received(f *can.Frame)
+	// Transmitted is called when TX buffer buf has sent its frame.
+	Transmitted(buf int)
+	// Error is called when the bus state changes or errors are flagged.
+	Error(e *ErrorEvent)
+}
+
+// Config is what the controller programs at Init.
+type Config struct {
+	CNF1, CNF2, CNF3 byte // bit timing (see CalcBitTiming)
+	Mode             byte // ModeNormal, ModeListenOnly or ModeLoopback
+	OneShot          bool // CANCTRL.OSM: no automatic retransmission
+	Filters          *Filters
+	// TXBuffers limits how many of the three TX buffers are used (1..3; 0 = 3).
+	TXBuffers int
+	// Bitrate is used to bound the RX-order inference (minimum frame time).
+	Bitrate uint32
+}
+
+// Filters are RXM0/RXM1 and RXF0..RXF5 as 29-bit values with an extended flag.
+type Filters struct {
+	Mask     [2]FilterID
+	Filter   [6]FilterID
+	NFilters int  // filters actually configured; unused ones copy filter 0 of their buffer
+	Rollover bool // RXB0CTRL.BUKT
+}
+
+// FilterID is one mask or filter.
+type FilterID struct {
+	ID       uint32
+	Extended bool
+}
+
+// Controller drives one MCP2515. It is not safe for concurrent use: one owner
+// thread calls every method. No method on the frame path allocates.
+type Controller struct {
+	spi  SPI
+	intr IntLine
+	cfg  Config
+
+	// Scratch buffers for every transfer. They live in the Controller (allocated
+	// once) because a slice passed through the SPI interface escapes.
+	tx [24]byte
+	rx [24]byte
+
+	// TX state: which buffers are loaded and pending, and the TXP given to the
+	// newest one. Frames get strictly decreasing TXP so the chip sends them in load
+	// order (it picks the highest TXP; on a tie the highest buffer number).
+	txPending [3]bool
+	txPrio    [3]byte
+	nPending  int
+	lastPrio  byte
+	maxTX     int
+
+	// RX order: after RXB0 was read while RXB1 was seen empty, a frame that shows up
+	// in RXB1 before RXB0 could refill is older than any new RXB0 frame.
+	rxb1First  bool
+	lastRXB0Up int64
+	minFrameNs int64
+	state      BusState
+	lastEFLG   byte
+	stats      Stats
+	frame      can.Frame
+	errEv      ErrorEvent
+	now        func() int64
+}
+
+// Stats are the controller's own counters (the metrics package exports them).
+type Stats struct {
+	RXFrames, TXFrames uint64
+	RXOverflows        uint64 // frames the chip dropped: both buffers full (RXnOVR)
+	MessageErrors      uint64 // MERRF
+	Passes             uint64 // status passes
+	RXOrderUncertain   uint64
+	ErrorPasses        uint64
+	SpuriousInterrupts uint64
+}
+
+// New returns a controller on spi with its INT line.
+func New(spi SPI, intr IntLine, cfg Config, now func() int64) *Controller {
+	c := &Controller{spi: spi, intr: intr, cfg: cfg, now: now}
+	c.maxTX = cfg.TXBuffers
+	if c.maxTX <= 0 || c.maxTX > 3 {
+		c.maxTX = 3
+	}
+	// 47 bits is the shortest frame (standard, DLC 0, before stuffing, with IFS).
+	if cfg.Bitrate > 0 {
+		c.minFrameNs = int64(47) * 1e9 / int64(cfg.Bitrate)
+	}
+	return c
+}
+
+// Stats returns a copy of the counters.
+func (c *Controller) Stats() Stats { return c.stats }
+
+// State is the last decoded bus state.
+func (c *Controller) State() BusState { return c.state }
+
+var errNoChip = errors.New("mcp2515: no answer on SPI (MISO stuck at 0x00 or 0xFF): check wiring, chip select and power")
+
+// Reset sends RESET, waits for the oscillator start-up, and checks that the chip
+// is in Configuration mode with CANCTRL at its reset value.
+func (c *Controller) Reset() error {
+	c.tx[0] = InstrReset
+	if err := c.spi.Transfer(OpReset, c.tx[:1], c.rx[:1]); err != nil {
+		return err
+	}
+	// 128 OSC1 cycles are 8 µs at 16 MHz; the kernel waits 5 ms. Poll instead.
+	deadline := time.Now().Add(time.Second)
+	for {
+		st, err := c.readReg(RegCANSTAT)
+		if err != nil {
+			return err
+		}
+		ctrl, err := c.readReg(RegCANCTRL)
+		if err != nil {
+			return err
+		}
+		if st&CANSTATOPMOD == ModeConfig && ctrl&0x17 == 0x07 {
+			break
+		}
+		if time.Now().After(deadline) {
+			if (st == 0xFF && ctrl == 0xFF) || (st == 0 && ctrl == 0) {
+				return errNoChip
+			}
+			return fmt.Errorf("mcp2515: not in configuration mode after RESET (CANSTAT 0x%02x, CANCTRL 0x%02x): wrong wiring or another device on this chip select?", st, ctrl)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	c.txPending = [3]bool{}
+	c.nPending = 0
+	c.rxb1First = false
+	c.state = StateErrorActive
+	c.lastEFLG = 0
+	return nil
+}
+
+// Init resets the chip and programs bit timing, filters, interrupts and the mode.
+func (c *Controller) Init() error {
+	if err := c.Reset(); err != nil {
+		return err
+	}
+	// CNF3, CNF2, CNF1 are consecutive (0x28..0x2A): one WRITE; CANINTE follows.
+	ie := byte(IntRX0 | IntRX1 | IntTX0 | IntTX1 | IntTX2 | IntERR | IntMERR)
+	if err := c.writeRegs(RegCNF3, c.cfg.CNF3, c.cfg.CNF2, c.cfg.CNF1, ie); err != nil {
+		return err
+	}
+	if err := c.programFilters(); err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if err := c.writeRegs(RegTXB0CTRL+byte(i)*0x10, 0); err != nil {
+			return err
+		}
+	}
+	// Verify: a chip that is not there reads back 0x00 or 0xFF.
+	got, err := c.readRegs(RegCNF3, 4)
+	if err != nil {
+		return err
+	}
+	if got[0] != c.cfg.CNF3 || got[1] != c.cfg.CNF2 || got[2] != c.cfg.CNF1 || got[3] != ie {
+		return fmt.Errorf("mcp2515: bit timing did not stick (wrote CNF3..CNF1 %02x %02x %02x, read %02x %02x %02x): check SPI wiring and clock", c.cfg.CNF3, c.cfg.CNF2, c.cfg.CNF1, got[0], got[1], got[2])
+	}
+	return c.SetMode(c.cfg.Mode)
+}
+
+func (c *Controller) programFilters() error {
+	f := c.cfg.Filters
+	if f == nil {
+		// Filters off: any message; rollover on (the kernel's 0x64 / 0x60).
+		if err := c.writeRegs(RegRXB0CTRL, RXBCTRLRXMAny|RXB0CTRLBUKT); err != nil {
+			return err
+		}
+		return c.writeRegs(RegRXB1CTRL, RXBCTRLRXMAny)
+	}
+	var b [4]byte
+	for i := 0; i < 2; i++ {
+		PutID(b[:], f.Mask[i].ID, f.Mask[i].Extended)
+		if !f.Mask[i].Extended {
+			b[1] &^= SIDLEXIDE
+		}
+		if err := c.writeRegs(RegRXM0SIDH+byte(4*i), b[0], b[1], b[2], b[3]); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < 6; i++ {
+		PutID(b[:], f.Filter[i].ID, f.Filter[i].Extended)
+		if err := c.writeRegs(RegRXFSIDH(i), b[0], b[1], b[2], b[3]); err != nil {
+			return err
+		}
+	}
+	b0 := byte(0) // RXM = 00: filtered, standard and extended
+	if f.Rollover {
+		b0 |= RXB0CTRLBUKT
+	}
+	if err := c.writeRegs(RegRXB0CTRL, b0); err != nil {
+		return err
+	}
+	return c.writeRegs(RegRXB1CTRL, 0)
+}
+
+// SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it.
+func (c *Controller) SetMode(mode byte) error {
+	ctrl := mode
+	if c.cfg.OneShot {
+		ctrl |= CANCTRLOSM
+	}
+	if err := c.writeRegs(RegCANCTRL, ctrl); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Second)
+	for {
+		st, err := c.readReg(RegCANSTAT)
+		if err != nil {
+			return err
+		}
+		if st&CANSTATOPMOD == mode {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("mcp2515: mode 0x%02x requested, CANSTAT still reports 0x%02x after 1s", mode, st&CANSTATOPMOD)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// Stop puts the chip back into Configuration mode: it leaves the bus.
+func (c *Controller) Stop() error {
+	if err := c.writeRegs(RegCANINTE, 0); err != nil {
+		return err
+	}
+	return c.SetMode(ModeConfig)
+}
+
+func (c *Controller) readReg(addr byte) (byte, error) {
+	c.tx[0], c.tx[1], c.tx[2] = InstrRead, addr, 0
+	if err := c.spi.Transfer(OpRead, c.tx[:3], c.rx[:3]); err != nil {
+		return 0, err
+	}
+	return c.rx[2], nil
+}
+
+// readRegs reads n (≤ 14) consecutive registers; the result aliases c.rx.
+func (c *Controller) readRegs(addr byte, n int) ([]byte, error) {
+	c.tx[0], c.tx[1] = InstrRead, addr
+	clear(c.tx[2 : 2+n])
+	if err := c.spi.Transfer(OpRead, c.tx[:2+n], c.rx[:2+n]); err != nil {
+		return nil, err
+	}
+	return c.rx[2 : 2+n], nil
+}
+
+func (c *Controller) writeRegs(addr byte, v ...byte) error {
+	c.tx[0], c.tx[1] = InstrWrite, addr
+	n := copy(c.tx[2:], v)
+	return c.spi.Transfer(OpWrite, c.tx[:2+n], c.rx[:2+n])
+}
+
+func (c *Controller) bitModify(addr, mask, data byte) error {
+	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrBitModify, addr, mask, data
+	return c.spi.Transfer(OpBitModify, c.tx[:4], c.rx[:4])
+}

@@ -1,0 +1,121 @@
+package mcp2515
+
+// BusState is the CAN error state decoded from EFLG (same order as the kernel's
+// enum can_state up to bus-off).
+type BusState uint8
+
+const (
+	StateErrorActive BusState = iota
+	StateErrorWarning
+	StateErrorPassive
+	StateBusOff
+)
+
+var stateNames = [...]string{"error-active", "error-warning", "error-passive", "bus-off"}
+
+func (s BusState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// ErrorEvent is what one error pass found. The bridge turns it into a SocketCAN
+// error frame (linux/can/error.h) and metrics.
+type ErrorEvent struct {
+	State, Prev BusState
+	EFLG        byte
+	TEC, REC    byte
+	// Overflow: RXB0/RXB1 overflow flags seen (frames the chip dropped).
+	RX0Overflow, RX1Overflow bool
+	MessageError             bool // MERRF
+	// Warning/passive direction, from EFLG.
+	TXWarning, RXWarning, TXPassive, RXPassive bool
+	// ChipReset: CNF or CANINTE no longer hold what Init wrote; the chip reset
+	// itself (brown-out, glitch). The owner must re-initialise it.
+	ChipReset bool
+}
+
+// StateFromEFLG decodes the bus state, highest first as the kernel's mcp251x does.
+func StateFromEFLG(eflg byte) BusState {
+	switch {
+	case eflg&EFLGTXBO != 0:
+		return StateBusOff
+	case eflg&(EFLGTXEP|EFLGRXEP) != 0:
+		return StateErrorPassive
+	case eflg&(EFLGTXWAR|EFLGRXWAR) != 0:
+		return StateErrorWarning
+	}
+	return StateErrorActive
+}
+
+// errorPass reads TEC..EFLG (0x1C..0x2D) in one READ: the counters, the masks in
+// between, CNF3..CNF1, CANINTE, CANINTF and EFLG. That also checks the chip's
+// health: CNF and CANINTE must still hold what Init wrote. Then it clears the flags
+// it handled and reports an ErrorEvent.
+func (c *Controller) errorPass(sink Sink) error {
+	c.stats.ErrorPasses++
+	const first, n = RegTEC, RegEFLG - RegTEC + 1 // 18 registers
+	c.tx[0], c.tx[1] = InstrRead, first
+	clear(c.tx[2 : 2+n])
+	if err := c.spi.Transfer(OpRead, c.tx[:2+n], c.rx[:2+n]); err != nil {
+		return err
+	}
+	var r [n]byte
+	copy(r[:], c.rx[2:2+n]) // c.rx is reused by the BIT MODIFYs below
+	reg := func(a byte) byte { return r[a-first] }
+	ev := &c.errEv
+	*ev = ErrorEvent{Prev: c.state}
+	ev.TEC, ev.REC = reg(RegTEC), reg(RegREC)
+	intf, eflg := reg(RegCANINTF), reg(RegEFLG)
+	ev.EFLG = eflg
+	if reg(RegCNF1) != c.cfg.CNF1 || reg(RegCNF2) != c.cfg.CNF2 || reg(RegCNF3) != c.cfg.CNF3 || reg(RegCANINTE) == 0 {
+		ev.ChipReset = true
+		ev.State = c.state
+		sink.Error(ev)
+		return nil
+	}
+	ev.State = StateFromEFLG(eflg)
+	ev.TXWarning = eflg&EFLGTXWAR != 0
+	ev.RXWarning = eflg&EFLGRXWAR != 0
+	ev.TXPassive = eflg&EFLGTXEP != 0
+	ev.RXPassive = eflg&EFLGRXEP != 0
+	ev.RX0Overflow = eflg&EFLGRX0OVR != 0
+	ev.RX1Overflow = eflg&EFLGRX1OVR != 0
+	ev.MessageError = intf&IntMERR != 0
+	if ev.RX0Overflow {
+		c.stats.RXOverflows++
+	}
+	if ev.RX1Overflow {
+		c.stats.RXOverflows++
+	}
+	if ev.MessageError {
+		c.stats.MessageErrors++
+	}
+	// Overflow flags are cleared by the MCU; the other EFLG bits follow the counters.
+	if eflg&EFLGOVRMask != 0 {
+		if err := c.bitModify(RegEFLG, EFLGOVRMask, 0); err != nil {
+			return err
+		}
+	}
+	if clr := intf & (IntERR | IntMERR | IntWAK); clr != 0 {
+		if err := c.bitModify(RegCANINTF, clr, 0); err != nil {
+			return err
+		}
+	}
+	c.state = ev.State
+	c.lastEFLG = eflg
+	if ev.State != ev.Prev || ev.RX0Overflow || ev.RX1Overflow || ev.MessageError {
+		sink.Error(ev)
+	}
+	return nil
+}
+
+// Counters reads TEC and REC.
+func (c *Controller) Counters() (tec, rec byte, err error) {
+	r, err := c.readRegs(RegTEC, 2)
+	if err != nil {
+		return 0, 0, err
+	}
+	return r[0], r[1], nil
+}

@@ -1,0 +1,145 @@
+package mcp2515
+
+import "go.einride.tech/can"
+
+// maxPasses bounds one interrupt's work so a stuck INT line cannot spin the owner
+// thread forever; the caller re-arms and comes back.
+const maxPasses = 16
+
+// HandleInterrupt services the chip until INT is released: each pass is one READ
+// STATUS (2 bytes), then one READ RX BUFFER (14 bytes, which also clears RXnIF when
+// CS rises) per full buffer in bus order, then one BIT MODIFY for finished TX
+// buffers. When INT stays low with no RX/TX flag, the error pass reads the error
+// registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
+//
+// It returns done=false if INT was still asserted after maxPasses passes.
+func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
+	for pass := 0; pass < maxPasses; pass++ {
+		c.stats.Passes++
+		c.tx[0], c.tx[1] = InstrReadStatus, 0
+		if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
+			return false, err
+		}
+		st := c.rx[1]
+		work := false
+		if st&(StatusRX0IF|StatusRX1IF) != 0 {
+			work = true
+			if err := c.drainRX(st, sink); err != nil {
+				return false, err
+			}
+		}
+		if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
+			work = true
+			if err := c.txDone(txif, sink); err != nil {
+				return false, err
+			}
+		}
+		if !c.intr.Asserted() {
+			c.rxb1First = false
+			return true, nil
+		}
+		if !work {
+			// INT low, no RX/TX flag: error, wake-up or message error.
+			if err := c.errorPass(sink); err != nil {
+				return false, err
+			}
+			if !c.intr.Asserted() {
+				return true, nil
+			}
+			c.stats.SpuriousInterrupts++
+		}
+	}
+	return false, nil
+}
+
+// drainRX reads the full RX buffers in the order the frames arrived.
+//
+// With rollover, a frame goes to RXB1 only while RXB0 is full, so when both are
+// flagged RXB0 normally holds the older frame. The exception (the kernel's 2022
+// race fix): RXB1 filled while RXB0 was being read, and RXB0 refilled afterwards.
+// The driver knows that case: it read RXB0 with RXB1 seen empty and found INT still
+// asserted. For RXB1 to be the newer one, two frames must have ended after RXB0's
+// CS rose (one refilling RXB0, one rolling over), each at least minFrameNs long; so
+// if both flags show within 2·minFrameNs, RXB1 is certainly older. Later than that
+// the order cannot be known (counted as RXOrderUncertain; RXB1 first, as the kernel
+// does).
+func (c *Controller) drainRX(st byte, sink Sink) error {
+	both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
+	switch {
+	case st&StatusRX1IF != 0 && (c.rxb1First || !both):
+		if both && c.rxb1First && c.minFrameNs > 0 && c.now()-c.lastRXB0Up >= 2*c.minFrameNs {
+			c.stats.RXOrderUncertain++
+		}
+		if err := c.readRX(1, sink); err != nil {
+			return err
+		}
+		c.rxb1First = false
+		if both {
+			return c.readRXB0(sink, false)
+		}
+		return nil
+	default:
+		// RXB0 first; RXB1 (if flagged) is newer.
+		if st&StatusRX0IF != 0 {
+			if err := c.readRXB0(sink, st&StatusRX1IF == 0); err != nil {
+				return err
+			}
+		}
+		if st&StatusRX1IF != 0 {
+			if err := c.readRX(1, sink); err != nil {
+				return err
+			}
+			c.rxb1First = false
+		}
+		return nil
+	}
+}
+
+func (c *Controller) readRXB0(sink Sink, rxb1Empty bool) error {
+	if err := c.readRX(0, sink); err != nil {
+		return err
+	}
+	if rxb1Empty {
+		// Anything that lands in RXB1 from now until RXB0 refills is older than the
+		// next RXB0 frame.
+		c.rxb1First = true
+		c.lastRXB0Up = c.now()
+	}
+	return nil
+}
+
+// readRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) and
+// hands the frame to the sink.
+func (c *Controller) readRX(n int, sink Sink) error {
+	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
+	clear(c.tx[1:14])
+	if err := c.spi.Transfer(OpReadRxBuf, c.tx[:14], c.rx[:14]); err != nil {
+		return err
+	}
+	decodeRX(&c.frame, c.rx[1:14])
+	c.stats.RXFrames++
+	sink.Received(&c.frame)
+	return nil
+}
+
+// decodeRX decodes SIDH, SIDL, EID8, EID0, DLC, D0..D7 of an RX buffer.
+func decodeRX(f *can.Frame, b []byte) {
+	_ = b[12]
+	id, ext := GetID(b[0:4])
+	f.ID = id
+	f.IsExtended = ext
+	dlc := b[4] & DLCMask
+	if dlc > 8 {
+		dlc = 8 // DLC 9..15 means 8 data bytes in classic CAN
+	}
+	f.Length = dlc
+	if ext {
+		f.IsRemote = b[4]&DLCRTR != 0
+	} else {
+		f.IsRemote = b[1]&SIDLSRR != 0
+	}
+	f.Data = can.Data{}
+	if !f.IsRemote {
+		copy(f.Data[:dlc], b[5:5+dlc])
+	}
+}

@@ -1,0 +1,149 @@
+package mcp2515
+
+import (
+	"errors"
+
+	"go.einride.tech/can"
+)
+
+// ErrTXFull is returned by Transmit when no TX buffer can take a frame without
+// breaking the order of the frames already pending.
+var ErrTXFull = errors.New("mcp2515: no TX buffer free")
+
+// TxFree reports whether Transmit would accept a frame now.
+//
+// The chip sends the pending buffer with the highest TXP first (on a tie, the
+// highest buffer number), so frames keep their socket order only if each new frame
+// gets a lower TXP than every pending one. With TXP 3..0 that allows up to three
+// frames in flight; once the lowest priority is taken, the driver waits until the
+// pending frames have gone and starts again at TXP 3.
+func (c *Controller) TxFree() bool {
+	if c.nPending == 0 {
+		return true
+	}
+	return c.nPending < c.maxTX && c.lastPrio > 0
+}
+
+// Pending is the number of frames loaded and not yet reported sent.
+func (c *Controller) Pending() int { return c.nPending }
+
+// Transmit loads f into a free TX buffer and requests its transmission: LOAD TX
+// BUFFER (5 + DLC + 1 bytes), then the 1-byte RTS instruction, so CS rises right
+// after the request (erratum 5: CS held low after a TXREQ write can repeat the
+// frame). It returns the buffer used.
+func (c *Controller) Transmit(f *can.Frame) (int, error) {
+	if !c.TxFree() {
+		return -1, ErrTXFull
+	}
+	prio := byte(3)
+	if c.nPending > 0 {
+		prio = c.lastPrio - 1
+	}
+	buf := -1
+	for i := 0; i < c.maxTX; i++ {
+		if !c.txPending[i] {
+			buf = i
+			break
+		}
+	}
+	if buf < 0 {
+		return -1, ErrTXFull
+	}
+	// TXP is in TXBnCTRL, which LOAD TX BUFFER does not reach; it only needs writing
+	// when it changes for this buffer.
+	if c.txPrio[buf] != prio {
+		if err := c.bitModify(RegTXB0CTRL+byte(buf)*0x10, TXBCTRLTXP, prio); err != nil {
+			return -1, err
+		}
+		c.txPrio[buf] = prio
+	}
+	n := int(f.Length)
+	if n > 8 {
+		n = 8
+	}
+	c.tx[0] = InstrLoadTxBuf | byte(buf)*LoadTXB1SIDH
+	PutID(c.tx[1:5], f.ID, f.IsExtended)
+	c.tx[5] = byte(n)
+	if f.IsRemote {
+		c.tx[5] |= DLCRTR
+		n = 0
+	}
+	copy(c.tx[6:6+n], f.Data[:n])
+	if err := c.spi.Transfer(OpLoadTxBuf, c.tx[:6+n], c.rx[:6+n]); err != nil {
+		return -1, err
+	}
+	c.tx[0] = InstrRTS | 1<<buf
+	if err := c.spi.Transfer(OpRTS, c.tx[:1], c.rx[:1]); err != nil {
+		return -1, err
+	}
+	c.txPending[buf] = true
+	c.nPending++
+	c.lastPrio = prio
+	return buf, nil
+}
+
+// txDone clears the TXnIF flags in st (one BIT MODIFY for all of them) and reports
+// each finished buffer.
+func (c *Controller) txDone(st byte, sink Sink) error {
+	var mask byte
+	if st&StatusTX0IF != 0 {
+		mask |= IntTX0
+	}
+	if st&StatusTX1IF != 0 {
+		mask |= IntTX1
+	}
+	if st&StatusTX2IF != 0 {
+		mask |= IntTX2
+	}
+	if err := c.bitModify(RegCANINTF, mask, 0); err != nil {
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		if mask&(IntTX0<<i) != 0 && c.txPending[i] {
+			c.txPending[i] = false
+			c.nPending--
+			c.stats.TXFrames++
+			sink.Transmitted(i)
+		}
+	}
+	return nil
+}
+
+// Abort requests the abort of every pending transmission (CANCTRL.ABAT). Buffers
+// that had not started are reported through AbortDone once the chip confirms.
+func (c *Controller) Abort() error {
+	return c.bitModify(RegCANCTRL, CANCTRLABAT, CANCTRLABAT)
+}
+
+// CollectAborted reads TXBnCTRL of the pending buffers and releases those the chip
+// no longer transmits (TXREQ clear without TXnIF: aborted, or one-shot failure).
+// It returns a mask of released buffers, and clears ABAT if no buffer is pending.
+func (c *Controller) CollectAborted() (released byte, err error) {
+	for i := 0; i < 3; i++ {
+		if !c.txPending[i] {
+			continue
+		}
+		v, err := c.readReg(RegTXB0CTRL + byte(i)*0x10)
+		if err != nil {
+			return released, err
+		}
+		if v&TXBCTRLTXREQ == 0 {
+			intf, err := c.readReg(RegCANINTF)
+			if err != nil {
+				return released, err
+			}
+			if intf&(IntTX0<<i) != 0 {
+				continue // sent after all; the interrupt path reports it
+			}
+			c.txPending[i] = false
+			c.nPending--
+			released |= 1 << i
+		}
+	}
+	if c.nPending == 0 {
+		if err := c.bitModify(RegCANCTRL, CANCTRLABAT, 0); err != nil {
+			return released, err
+		}
+	}
+	return released, nil
+}
