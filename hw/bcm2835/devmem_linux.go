@@ -1,0 +1,95 @@
+package bcm2835
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Map maps the board's register blocks from the memory devices under root ("" means
+// "/"; tests pass a directory of plain files). It first refuses if a kernel driver
+// owns SPI0 or the MCP2515 (CheckKernelDrivers). SPI0 always comes through
+// /dev/mem at PeriBase+0x204000: /dev/gpiomem ignores the offset and would hand
+// out the GPIO page instead. GPIO comes through /dev/gpiomem (one page at offset
+// 0) where it exists, else /dev/mem at PeriBase+0x200000.
+func Map(board Board, root string) (*Mapping, error) {
+	if root == "" {
+		root = "/"
+	}
+	if board.Chip.periBase() == 0 || board.PeriBase != board.Chip.periBase() {
+		return nil, &SignalError{Model: board.Model, Detail: "Map was given a Board that Detect did not return"}
+	}
+	if err := CheckKernelDrivers(board, root); err != nil {
+		return nil, err
+	}
+	m := &Mapping{}
+	spi0 := uint64(board.PeriBase) + SPI0Offset
+	r, err := mapBlock(root, pathDevMem, "SPI0", spi0, int64(spi0))
+	if err != nil {
+		return nil, err
+	}
+	m.regions = append(m.regions, r.region)
+	m.SPI0 = r.view
+
+	r, err = mapBlock(root, pathDevGPIOMem, "GPIO", 0, 0)
+	m.GPIODevice = "/" + pathDevGPIOMem
+	if errors.Is(err, unix.ENOENT) {
+		gpio := uint64(board.PeriBase) + GPIOOffset
+		r, err = mapBlock(root, pathDevMem, "GPIO", gpio, int64(gpio))
+		m.GPIODevice = "/" + pathDevMem
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	m.regions = append(m.regions, r.region)
+	m.GPIO = r.view
+	return m, nil
+}
+
+type mapped struct {
+	region []byte // what mmap returned (whole pages)
+	view   []byte // the BlockSize bytes of the block
+}
+
+// mapBlock maps BlockSize bytes at physical offset off of the device, with whole
+// pages around it (pages may be larger than a block on some arm64 kernels).
+func mapBlock(root, dev, block string, addr uint64, off int64) (mapped, error) {
+	fail := func(op string, err error) (mapped, error) {
+		return mapped{}, &AccessError{Op: op, Device: "/" + dev, Block: block, Addr: addr, Err: err}
+	}
+	f, err := os.OpenFile(filepath.Join(root, dev), os.O_RDWR|os.O_SYNC|unix.O_CLOEXEC, 0)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fail("open", err)
+	}
+	defer f.Close() // the mapping outlives the descriptor
+
+	page := int64(os.Getpagesize())
+	start := off &^ (page - 1)
+	skip := off - start
+	length := (skip + BlockSize + page - 1) &^ (page - 1)
+	region, err := unix.Mmap(int(f.Fd()), start, int(length), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return fail("mmap", err)
+	}
+	return mapped{region: region, view: region[skip : skip+BlockSize : skip+BlockSize]}, nil
+}
+
+// Close unmaps both blocks; the views (and any MMIO over them) must not be used
+// afterwards. Closing twice is harmless.
+func (m *Mapping) Close() error {
+	var errs []error
+	for _, r := range m.regions {
+		if err := unix.Munmap(r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.regions, m.GPIO, m.SPI0 = nil, nil, nil
+	return errors.Join(errs...)
+}
