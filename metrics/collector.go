@@ -1,0 +1,124 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"cand/mcp2515"
+)
+
+// collector exports one Controller. Its descriptors carry the controller and
+// interface as constant labels, so each controller is a separate collector in the
+// registry and two controllers never collide.
+type collector struct {
+	c        *Controller
+	stage    *prometheus.Desc
+	transfer *prometheus.Desc
+	stages   []labelledHist
+	counters []counterMetric
+	gauges   []gaugeMetric
+}
+
+type labelledHist struct {
+	label string
+	h     *Histogram
+}
+
+type counterMetric struct {
+	desc   *prometheus.Desc
+	c      *Counter
+	labels []string
+}
+
+type gaugeMetric struct {
+	desc *prometheus.Desc
+	g    *Gauge
+}
+
+func newCollector(c *Controller) *collector {
+	cl := prometheus.Labels{"controller": c.name, "interface": c.iface}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("cand_"+name, help, labels, cl)
+	}
+	k := &collector{
+		c: c,
+		stage: desc("stage_latency_seconds",
+			"Latency of each stage of the frame path. int_to_handler: INT edge (kernel timestamp) to handler running; "+
+				"handler_to_cs: handler running to first CS-down; rx_end_to_end: INT edge to frame written to the socket; "+
+				"int_handled: INT edge to interrupt fully handled; tx_socket_to_rts: frame read from the socket to RTS issued; "+
+				"tx_socket_to_done: frame read from the socket to TX-done interrupt; both_rx_full: time both RX buffers were full.",
+			"stage"),
+		transfer: desc("spi_transfer_seconds",
+			"SPI transfer time from CS-down to CS-up, by MCP2515 instruction (kind) and by whether the end was seen polling or after sleeping (completion).",
+			"kind", "completion"),
+		stages: []labelledHist{
+			{"int_to_handler", c.IntToHandler},
+			{"handler_to_cs", c.HandlerToCS},
+			{"rx_end_to_end", c.RXEndToEnd},
+			{"int_handled", c.IntHandled},
+			{"tx_socket_to_rts", c.TXSocketToRTS},
+			{"tx_socket_to_done", c.TXSocketToDone},
+			{"both_rx_full", c.BothRXFull},
+		},
+	}
+	waits := desc("waits_total", "Waits of the owner thread for the SPI engine, by whether they ended while polling or after sleeping.", "completion")
+	k.counters = []counterMetric{
+		{desc("rx_frames_total", "CAN frames received from the bus and written to the SocketCAN interface."), c.RXFrames, nil},
+		{desc("tx_frames_total", "CAN frames read from the SocketCAN interface and transmitted on the bus."), c.TXFrames, nil},
+		{desc("rx_bytes_total", "Data bytes of the received CAN frames."), c.RXBytes, nil},
+		{desc("tx_bytes_total", "Data bytes of the transmitted CAN frames."), c.TXBytes, nil},
+		{desc("rx_overflows_total", "CAN frames lost in the MCP2515 because both RX buffers were full (EFLG RX0OVR/RX1OVR)."), c.RXOverflows, nil},
+		{desc("tx_dropped_total", "CAN frames read from the SocketCAN interface but not transmitted (aborted, timed out or bus-off)."), c.TXDropped, nil},
+		{desc("error_frames_total", "SocketCAN error frames written to the interface."), c.ErrorFrames, nil},
+		{desc("bus_off_total", "Transitions of the controller to bus-off."), c.BusOffs, nil},
+		{desc("chip_resets_total", "Resets of the MCP2515, at start-up and for recovery."), c.ChipResets, nil},
+		{desc("interrupts_total", "MCP2515 interrupts (INT falling edges) handled."), c.Interrupts, nil},
+		{desc("socket_drops_total", "CAN frames the kernel dropped from cand's socket receive queue (SO_RXQ_OVFL)."), c.SocketDrops, nil},
+		{desc("rx_order_uncertain_total", "Reads that found both RX buffers full, where the bus order of the two frames was inferred rather than known."), c.RXOrderUncertain, nil},
+		{desc("spi_bytes_total", "Bytes shifted over SPI for this controller."), c.SPIBytes, nil},
+		{waits, c.Polls, []string{CompletionPoll.String()}},
+		{waits, c.Sleeps, []string{CompletionSleep.String()}},
+	}
+	k.gauges = []gaugeMetric{
+		{desc("bus_state", "CAN fault-confinement state: 0 error-active, 1 error-warning, 2 error-passive, 3 bus-off."), c.BusState},
+		{desc("transmit_error_counter", "The MCP2515's transmit error counter (TEC)."), c.TEC},
+		{desc("receive_error_counter", "The MCP2515's receive error counter (REC)."), c.REC},
+		{desc("spi_clock_hertz", "SPI clock (SCLK) frequency in use."), c.SCLKHz},
+	}
+	return k
+}
+
+// Describe implements prometheus.Collector.
+func (k *collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- k.stage
+	ch <- k.transfer
+	for i, m := range k.counters {
+		if i == 0 || m.desc != k.counters[i-1].desc {
+			ch <- m.desc
+		}
+	}
+	for _, m := range k.gauges {
+		ch <- m.desc
+	}
+}
+
+// Collect implements prometheus.Collector. It reads the atomics written by the
+// frame path; it runs on the scrape's goroutine and may allocate.
+func (k *collector) Collect(ch chan<- prometheus.Metric) {
+	v := new(histValue)
+	for _, s := range k.stages {
+		s.h.load(v)
+		ch <- newHistMetric(k.stage, v, k.c.created, s.label)
+	}
+	for op := range mcp2515.NumOps {
+		for comp := range NumCompletions {
+			k.c.Transfer[op][comp].load(v)
+			ch <- newHistMetric(k.transfer, v, k.c.created, op.String(), comp.String())
+		}
+	}
+	for _, m := range k.counters {
+		ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.desc, prometheus.CounterValue, float64(m.c.Load()), k.c.created, m.labels...)
+	}
+	for _, m := range k.gauges {
+		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, float64(m.g.Load()))
+	}
+}

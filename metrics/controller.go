@@ -1,0 +1,135 @@
+package metrics
+
+import (
+	"time"
+
+	"cand/mcp2515"
+)
+
+// Completion says how an SPI transfer's end was noticed: by the owner thread
+// polling (busy-waiting) or after it slept and was woken.
+type Completion uint8
+
+const (
+	CompletionPoll Completion = iota
+	CompletionSleep
+	NumCompletions
+)
+
+// String returns the label value: "poll" or "sleep".
+func (c Completion) String() string {
+	switch c {
+	case CompletionPoll:
+		return "poll"
+	case CompletionSleep:
+		return "sleep"
+	}
+	return "unknown"
+}
+
+// Bus states as exported by the BusState gauge (the MCP2515's EFLG and the CAN
+// fault-confinement states).
+const (
+	BusErrorActive  = 0
+	BusErrorWarning = 1 // TEC or REC ≥ 96
+	BusErrorPassive = 2 // TEC or REC ≥ 128
+	BusOff          = 3 // TEC ≥ 256
+)
+
+// Controller holds every metric of one MCP2515 and its SocketCAN interface. All
+// fields are set by Registry.AddController and never change afterwards, so the
+// frame path dereferences them without checks. Latencies are recorded in
+// nanoseconds and exported in seconds.
+type Controller struct {
+	// Stage latencies, cand_stage_latency_seconds{stage=…}.
+	IntToHandler   *Histogram // int_to_handler: INT edge (kernel timestamp) → handler running
+	HandlerToCS    *Histogram // handler_to_cs: handler running → first CS-down
+	RXEndToEnd     *Histogram // rx_end_to_end: INT edge → frame written to the socket
+	IntHandled     *Histogram // int_handled: INT edge → interrupt fully handled (INT high again)
+	TXSocketToRTS  *Histogram // tx_socket_to_rts: frame read from the socket → RTS issued
+	TXSocketToDone *Histogram // tx_socket_to_done: frame read from the socket → TX-done interrupt
+	BothRXFull     *Histogram // both_rx_full: time both RX buffers were full at once
+
+	// Transfer is cand_spi_transfer_seconds{kind=op, completion=…}: CS-down → CS-up
+	// of each SPI transfer, indexed [op][completion].
+	Transfer [mcp2515.NumOps][NumCompletions]*Histogram
+
+	RXFrames         *Counter // cand_rx_frames_total
+	TXFrames         *Counter // cand_tx_frames_total
+	RXBytes          *Counter // cand_rx_bytes_total (data bytes)
+	TXBytes          *Counter // cand_tx_bytes_total (data bytes)
+	RXOverflows      *Counter // cand_rx_overflows_total (frames lost in the chip)
+	TXDropped        *Counter // cand_tx_dropped_total
+	ErrorFrames      *Counter // cand_error_frames_total
+	BusOffs          *Counter // cand_bus_off_total
+	ChipResets       *Counter // cand_chip_resets_total
+	Interrupts       *Counter // cand_interrupts_total
+	SocketDrops      *Counter // cand_socket_drops_total (SO_RXQ_OVFL)
+	RXOrderUncertain *Counter // cand_rx_order_uncertain_total
+	SPIBytes         *Counter // cand_spi_bytes_total
+	Polls            *Counter // cand_waits_total{completion="poll"}
+	Sleeps           *Counter // cand_waits_total{completion="sleep"}
+
+	BusState *Gauge // cand_bus_state: BusErrorActive … BusOff
+	TEC      *Gauge // cand_transmit_error_counter
+	REC      *Gauge // cand_receive_error_counter
+	SCLKHz   *Gauge // cand_spi_clock_hertz
+
+	name, iface string
+	created     time.Time
+}
+
+// Name returns the controller label value.
+func (c *Controller) Name() string { return c.name }
+
+// Interface returns the interface label value.
+func (c *Controller) Interface() string { return c.iface }
+
+func newController(name, iface string, created time.Time) *Controller {
+	c := &Controller{
+		IntToHandler:     new(Histogram),
+		HandlerToCS:      new(Histogram),
+		RXEndToEnd:       new(Histogram),
+		IntHandled:       new(Histogram),
+		TXSocketToRTS:    new(Histogram),
+		TXSocketToDone:   new(Histogram),
+		BothRXFull:       new(Histogram),
+		RXFrames:         new(Counter),
+		TXFrames:         new(Counter),
+		RXBytes:          new(Counter),
+		TXBytes:          new(Counter),
+		RXOverflows:      new(Counter),
+		TXDropped:        new(Counter),
+		ErrorFrames:      new(Counter),
+		BusOffs:          new(Counter),
+		ChipResets:       new(Counter),
+		Interrupts:       new(Counter),
+		SocketDrops:      new(Counter),
+		RXOrderUncertain: new(Counter),
+		SPIBytes:         new(Counter),
+		Polls:            new(Counter),
+		Sleeps:           new(Counter),
+		BusState:         new(Gauge),
+		TEC:              new(Gauge),
+		REC:              new(Gauge),
+		SCLKHz:           new(Gauge),
+		name:             name,
+		iface:            iface,
+		created:          created,
+	}
+	for op := range c.Transfer {
+		for comp := range c.Transfer[op] {
+			c.Transfer[op][comp] = new(Histogram)
+		}
+	}
+	return c
+}
+
+// ObserveTransfer records one SPI transfer of op that took ns nanoseconds from
+// CS-down to CS-up and ended as comp, and counts its bytes.
+func (c *Controller) ObserveTransfer(op mcp2515.Op, comp Completion, ns int64, bytes int) {
+	if op < mcp2515.NumOps && comp < NumCompletions {
+		c.Transfer[op][comp].Observe(ns)
+	}
+	c.SPIBytes.Add(uint64(bytes))
+}
