@@ -1,7 +1,7 @@
 // Package bcm2835 owns the Raspberry Pi's SPI0 and GPIO register blocks
 // (BCM2835/2836/2837/2711): detection, mapping, the polling-first SPI engine and
 // GPIO pin access. The register maps here are declared once and used both by the
-// driver and by the simulator's register models (sim/bcm2835).
+// driver and by the simulator's register models (sim/soc).
 //
 // References: BCM2835 ARM Peripherals §6 (GPIO) and §10 (SPI), BCM2711 ARM
 // Peripherals, and the facts in ../shared/reference/bcm283x-userspace-access.md.
