@@ -15,7 +15,7 @@ import (
 // Board is what Detect learned about the Raspberry Pi it runs on.
 type Board struct {
 	Model    string // /proc/device-tree/model (human text, for messages only)
-	Chip     Chip   // the SoC
+	SoC      SoC    // BCM2835/2836/2837/2711 (pass to NewGPIO)
 	Revision uint32 // board revision code (bits 0..23); 0 if the firmware gave none
 	Type     int    // board type field of a new-style revision code; -1 if unknown
 	PeriBase uint32 // ARM physical address of the peripherals (0x7E000000 on the bus)
@@ -30,43 +30,40 @@ type Board struct {
 	CoreClockNote string
 }
 
-// Chip is the Broadcom SoC of a Raspberry Pi, numbered as the processor field
-// (bits 12..15) of a new-style revision code.
-type Chip uint8
-
+// Processor field values of a new-style revision code (bits 12..15).
 const (
-	ChipBCM2835 Chip = 0 // Pi 1, Zero, Zero W, CM1
-	ChipBCM2836 Chip = 1 // Pi 2 (v1.1)
-	ChipBCM2837 Chip = 2 // Pi 3, 3+, Zero 2 W, CM3, Pi 2 v1.2
-	ChipBCM2711 Chip = 3 // Pi 4, 400, CM4
-	ChipBCM2712 Chip = 4 // Pi 5, 500, CM5: refused (GPIO and SPI are in RP1)
+	procBCM2835 = 0
+	procBCM2836 = 1
+	procBCM2837 = 2
+	procBCM2711 = 3
+	procBCM2712 = 4 // Pi 5, 500, CM5: refused (GPIO and SPI are in RP1)
 )
 
-func (c Chip) String() string {
-	switch c {
-	case ChipBCM2835:
-		return "BCM2835"
-	case ChipBCM2836:
-		return "BCM2836"
-	case ChipBCM2837:
-		return "BCM2837"
-	case ChipBCM2711:
-		return "BCM2711"
-	case ChipBCM2712:
-		return "BCM2712"
+// socFromProcessor maps a revision code's processor field to the SoC; ok is false
+// for BCM2712 and anything newer.
+func socFromProcessor(p int) (SoC, bool) {
+	switch p {
+	case procBCM2835:
+		return SoCBCM2835, true
+	case procBCM2836:
+		return SoCBCM2836, true
+	case procBCM2837:
+		return SoCBCM2837, true
+	case procBCM2711:
+		return SoCBCM2711, true
 	}
-	return "processor " + strconv.Itoa(int(c))
+	return SoCUnknown, false
 }
 
-// periBase is the peripheral base every board with this chip uses (low-peripheral
-// mode on the BCM2711).
-func (c Chip) periBase() uint32 {
-	switch c {
-	case ChipBCM2835:
+// periBase is the peripheral base every board with this SoC uses (low-peripheral
+// mode on the BCM2711); 0 for an unknown SoC.
+func periBase(s SoC) uint32 {
+	switch s {
+	case SoCBCM2835:
 		return PeriBaseBCM2835
-	case ChipBCM2836, ChipBCM2837:
+	case SoCBCM2836, SoCBCM2837:
 		return PeriBaseBCM2836
-	case ChipBCM2711:
+	case SoCBCM2711:
 		return PeriBaseBCM2711
 	}
 	return 0
@@ -95,21 +92,22 @@ func (e *NotPiError) Error() string {
 }
 
 // UnsupportedBoardError: a Raspberry Pi whose SPI and GPIO are not the BCM2835
-// blocks (Pi 5 family) or whose SoC is newer than this code.
+// blocks (Pi 5 family, processor BCM2712) or whose SoC is newer than this code.
 type UnsupportedBoardError struct {
-	Model string
-	Chip  Chip
+	Model     string
+	Processor int // revision-code processor number (4 = BCM2712)
 }
 
 func (e *UnsupportedBoardError) Error() string {
-	if e.Chip == ChipBCM2712 {
+	if e.Processor == procBCM2712 {
 		return e.Model + " (BCM2712) is not supported: on the Pi 5 family the header's " +
 			"GPIO and SPI live in the RP1 I/O controller behind PCIe, not in the BCM2835 " +
 			"SPI0/GPIO registers cand drives, and every RP1 register access is a PCIe " +
 			"round trip; use the kernel's mcp251x driver there, or hardware.backend: sim"
 	}
-	return fmt.Sprintf("%s reports SoC %s, which cand does not know: refusing to map "+
-		"registers at a guessed address; use hardware.backend: sim", e.Model, e.Chip)
+	return fmt.Sprintf("%s reports processor %d in its revision code, an SoC cand does not "+
+		"know: refusing to map registers at a guessed address; use hardware.backend: sim",
+		e.Model, e.Processor)
 }
 
 // SignalError: the board's own descriptions disagree or name an address cand
@@ -143,13 +141,13 @@ func Detect(root string) (Board, error) {
 		}
 		return Board{}, &NotPiError{Reason: "cannot read the device tree: " + err.Error()}
 	}
-	chip, ok := chipFromCompatible(compat)
+	proc, ok := processorFromCompatible(compat)
 	if !ok {
 		return Board{}, &NotPiError{Reason: fmt.Sprintf("the device tree's compatible %q names no Raspberry Pi SoC",
 			strings.Join(splitNUL(compat), ", "))}
 	}
-	if chip == ChipBCM2712 {
-		return Board{}, &UnsupportedBoardError{Model: b.Model, Chip: chip}
+	if proc == procBCM2712 {
+		return Board{}, &UnsupportedBoardError{Model: b.Model, Processor: proc}
 	}
 
 	rev, haveRev, err := readRevision(root)
@@ -157,24 +155,23 @@ func Detect(root string) (Board, error) {
 		return Board{}, &SignalError{Model: b.Model, Detail: err.Error()}
 	}
 	if haveRev {
-		rchip, typ, err := decodeRevision(rev)
+		rproc, typ, err := decodeRevision(rev)
 		if err != nil {
 			return Board{}, &SignalError{Model: b.Model, Detail: err.Error()}
 		}
-		if rchip == ChipBCM2712 {
-			return Board{}, &UnsupportedBoardError{Model: b.Model, Chip: rchip}
+		if _, known := socFromProcessor(rproc); !known {
+			return Board{}, &UnsupportedBoardError{Model: b.Model, Processor: rproc}
 		}
-		if rchip > ChipBCM2711 {
-			return Board{}, &UnsupportedBoardError{Model: b.Model, Chip: rchip}
-		}
-		if !compatibleChips(chip, rchip) {
+		if !sameFamily(proc, rproc) {
+			dt, _ := socFromProcessor(proc)
+			rs, _ := socFromProcessor(rproc)
 			return Board{}, &SignalError{Model: b.Model, Detail: fmt.Sprintf(
-				"the device tree says %s but revision code %06x says %s", chip, rev, rchip)}
+				"the device tree says %s but revision code %06x says %s", dt, rev, rs)}
 		}
-		chip = rchip // the revision code is exact (a Pi 2 v1.2 has a BCM2837)
+		proc = rproc // the revision code is exact (a Pi 2 v1.2 has a BCM2837)
 		b.Revision, b.Type = rev, typ
 	}
-	b.Chip = chip
+	b.SoC, _ = socFromProcessor(proc)
 
 	ranges, err := os.ReadFile(filepath.Join(root, pathRanges))
 	if err != nil {
@@ -184,55 +181,52 @@ func Detect(root string) (Board, error) {
 	if err != nil {
 		return Board{}, &SignalError{Model: b.Model, Detail: err.Error()}
 	}
-	if want := uint64(chip.periBase()); base != want {
-		d := fmt.Sprintf("/%s maps the peripherals at %#x, but a %s has them at %#x", pathRanges, base, chip, want)
-		if chip == ChipBCM2711 {
+	if want := uint64(periBase(b.SoC)); base != want {
+		d := fmt.Sprintf("/%s maps the peripherals at %#x, but a %s has them at %#x", pathRanges, base, b.SoC, want)
+		if b.SoC == SoCBCM2711 {
 			d += " (is arm_peri_high=1 set in config.txt? remove it)"
 		}
 		return Board{}, &SignalError{Model: b.Model, Detail: d}
 	}
 	b.PeriBase = uint32(base)
-
-	b.NumGPIO = NumGPIOBCM2835
-	if chip == ChipBCM2711 {
-		b.NumGPIO = NumGPIOBCM2711
-	}
-	b.CoreClockMinHz, b.CoreClockMaxHz, b.CoreClockNote = coreClock(chip, b.Type, haveRev)
-	if chip == ChipBCM2711 && bootConfigSets(root, "hdmi_enable_4kp60", "1") {
+	b.NumGPIO = b.SoC.NumGPIO()
+	b.CoreClockMinHz, b.CoreClockMaxHz, b.CoreClockNote = coreClock(b.SoC, b.Type, haveRev)
+	if b.SoC == SoCBCM2711 && bootConfigSets(root, "hdmi_enable_4kp60", "1") {
 		b.CoreClockMaxHz = 550_000_000
 		b.CoreClockNote = "hdmi_enable_4kp60=1 in config.txt raises the core clock to 550 MHz"
 	}
 	return b, nil
 }
 
-// chipFromCompatible finds the SoC in the NUL-separated compatible list, accepting
-// the upstream names and the downstream kernels' bcm2708/2709/2710.
-func chipFromCompatible(compat []byte) (Chip, bool) {
+// processorFromCompatible finds the SoC in the NUL-separated compatible list,
+// accepting the upstream names and the downstream kernels' bcm2708/2709/2710, and
+// returns it as a revision-code processor number.
+func processorFromCompatible(compat []byte) (int, bool) {
 	for _, s := range splitNUL(compat) {
 		switch s {
 		case "brcm,bcm2835", "brcm,bcm2708":
-			return ChipBCM2835, true
+			return procBCM2835, true
 		case "brcm,bcm2836", "brcm,bcm2709":
-			return ChipBCM2836, true
+			return procBCM2836, true
 		case "brcm,bcm2837", "brcm,bcm2710":
-			return ChipBCM2837, true
+			return procBCM2837, true
 		case "brcm,bcm2711":
-			return ChipBCM2711, true
+			return procBCM2711, true
 		case "brcm,bcm2712":
-			return ChipBCM2712, true
+			return procBCM2712, true
 		}
 	}
 	return 0, false
 }
 
-// compatibleChips: the device tree and the revision code agree. Downstream device
+// sameFamily: the device tree and the revision code agree. Downstream device
 // trees for a Pi 2 v1.2 or a Pi 3 on an old kernel may name the BCM2836/2709
 // (same peripheral base as the BCM2837), so those two are accepted either way.
-func compatibleChips(dt, rev Chip) bool {
+func sameFamily(dt, rev int) bool {
 	if dt == rev {
 		return true
 	}
-	return (dt == ChipBCM2836 || dt == ChipBCM2837) && (rev == ChipBCM2836 || rev == ChipBCM2837)
+	return (dt == procBCM2836 || dt == procBCM2837) && (rev == procBCM2836 || rev == procBCM2837)
 }
 
 func splitNUL(b []byte) []string {
@@ -325,27 +319,28 @@ const (
 	typeCM4S  = 0x15
 )
 
-// decodeRevision returns the SoC and (new-style codes only) the board type.
-func decodeRevision(rev uint32) (Chip, int, error) {
+// decodeRevision returns the processor number and (new-style codes only) the
+// board type.
+func decodeRevision(rev uint32) (proc, typ int, err error) {
 	if rev&revNewStyle == 0 {
 		if rev < 0x2 || rev > revOldMaxCode {
 			return 0, -1, fmt.Errorf("revision code %04x is neither a known old-style code nor a new-style one", rev)
 		}
-		return ChipBCM2835, -1, nil
+		return procBCM2835, -1, nil
 	}
-	return Chip(rev >> revProcShift & revProcMask), int(rev >> revTypeShift & revTypeMask), nil
+	return int(rev >> revProcShift & revProcMask), int(rev >> revTypeShift & revTypeMask), nil
 }
 
 // coreClock returns the core clock range for the board (raspberrypi/documentation
 // config_txt/overclocking.adoc: core_freq / core_freq_min defaults). Unknown
 // board types get the widest range of their SoC, which keeps SCLK at or below
 // the request.
-func coreClock(chip Chip, typ int, haveRev bool) (minHz, maxHz uint32, note string) {
+func coreClock(soc SoC, typ int, haveRev bool) (minHz, maxHz uint32, note string) {
 	const mhz = 1_000_000
-	switch chip {
-	case ChipBCM2711:
+	switch soc {
+	case SoCBCM2711:
 		return 200 * mhz, 500 * mhz, "550 MHz instead if hdmi_enable_4kp60=1 is set"
-	case ChipBCM2835:
+	case SoCBCM2835:
 		switch typ {
 		case typeZero, typeZeroW:
 			return 250 * mhz, 400 * mhz, ""
@@ -356,7 +351,7 @@ func coreClock(chip Chip, typ int, haveRev bool) (minHz, maxHz uint32, note stri
 			return 250 * mhz, 250 * mhz, ""
 		}
 		return 250 * mhz, 400 * mhz, "board type unknown: widest BCM2835 range assumed"
-	case ChipBCM2836:
+	case SoCBCM2836:
 		return 250 * mhz, 250 * mhz, ""
 	default: // BCM2837
 		if typ == type2B {

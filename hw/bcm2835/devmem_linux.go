@@ -18,7 +18,7 @@ func Map(board Board, root string) (*Mapping, error) {
 	if root == "" {
 		root = "/"
 	}
-	if board.Chip.periBase() == 0 || board.PeriBase != board.Chip.periBase() {
+	if want := periBase(board.SoC); want == 0 || board.PeriBase != want {
 		return nil, &SignalError{Model: board.Model, Detail: "Map was given a Board that Detect did not return"}
 	}
 	if err := CheckKernelDrivers(board, root); err != nil {
