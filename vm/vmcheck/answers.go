@@ -45,8 +45,10 @@ func parseAnswers(s string) (answersSpec, error) {
 func (a answersSpec) name() string { return fmt.Sprintf("answers-%#x", a.Req) }
 
 // check returns "" when the dump holds exactly N requests and N answers, the i-th
-// answer carrying the i-th request's data and printed after it; else the first
-// violation.
+// answer carrying the i-th request's data and received after it; else the first
+// violation. "After" compares candump's receive timestamps, not line order: on an
+// SMP kernel an answer written the instant its request arrives can be queued to
+// candump's socket before the request (per-CPU backlogs), but not stamped earlier.
 func (a answersSpec) check(frames []frame) string {
 	var reqs, ans []*frame
 	for i := range frames {
@@ -78,8 +80,9 @@ func (a answersSpec) check(frames []frame) string {
 			return fmt.Sprintf("answer #%d (line %d %s) carries %X, want %X from request #%d (line %d %s); that data is %s",
 				i+1, got.Line, got.Text, got.Data, r.Data, i+1, r.Line, r.Text, hint)
 		}
-		if got.Line < r.Line {
-			return fmt.Sprintf("answer #%d (line %d %s) precedes its request (line %d %s)", i+1, got.Line, got.Text, r.Line, r.Text)
+		if got.Usec < r.Usec {
+			return fmt.Sprintf("answer #%d (line %d %s) was received %d µs before its request (line %d %s)",
+				i+1, got.Line, got.Text, r.Usec-got.Usec, r.Line, r.Text)
 		}
 	}
 	if len(ans) > a.N {

@@ -79,7 +79,7 @@ func TestAnswers(t *testing.T) {
 		{[]string{"123#01", "123#02", "123#03", "124#01", "124#07", "124#03"},
 			"answer #2 (line 5 124#07) carries 07, want 02 from request #2 (line 2 123#02); that data is not found among the answers: lost or corrupted"},
 		{[]string{"124#01", "123#01", "123#02", "123#03", "124#02", "124#03"},
-			"answer #1 (line 1 124#01) precedes its request (line 2 123#01)"},
+			"answer #1 (line 1 124#01) was received 1 µs before its request (line 2 123#01)"},
 		{[]string{"123#01", "123#02", "123#03", "124#01", "124#02", "124#03", "124#03"},
 			"4 answers with ID 0x124, want 3: first extra is line 7 124#03"},
 	} {
@@ -91,7 +91,7 @@ func TestAnswers(t *testing.T) {
 
 func TestRunCheckOutput(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dump.log")
-	body := "(1.0) vcan0 100#0001\n(1.1) vcan0 123#AA\n(1.2) vcan0 124#AA\n(1.3) vcan0 100#0002\n(1.4) vcan0 20000004#0000000000000000\n"
+	body := "(1.000000) vcan0 100#0001\n(1.000001) vcan0 123#AA\n(1.000002) vcan0 124#AA\n(1.000003) vcan0 100#0002\n(1.000004) vcan0 20000004#0000000000000000\n"
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ const (
 // frame is one line of `candump -L` output: "(sec.usec) iface ID#DATA".
 type frame struct {
 	Line  int    // 1-based line number in the dump
+	Usec  int64  // receive timestamp in µs (candump's "(sec.usec)")
 	Iface string // interface name
 	ID    uint32 // identifier without flags
 	Ext   bool   // 29-bit identifier (8 hex digits)
@@ -67,9 +68,13 @@ func parseLine(line string) (frame, error) {
 	if len(ts) < 3 || ts[0] != '(' || ts[len(ts)-1] != ')' {
 		return f, fmt.Errorf("timestamp %q is not \"(sec.usec)\"", ts)
 	}
-	if _, err := strconv.ParseFloat(ts[1:len(ts)-1], 64); err != nil {
-		return f, fmt.Errorf("timestamp %q is not a number", ts)
+	sec, usec, ok := strings.Cut(ts[1:len(ts)-1], ".")
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	u, err2 := strconv.ParseInt(usec, 10, 64)
+	if !ok || err1 != nil || err2 != nil || len(usec) != 6 {
+		return f, fmt.Errorf("timestamp %q is not \"(sec.usec)\" with 6 digits of µs", ts)
 	}
+	f.Usec = s*1_000_000 + u
 	f.Iface = fields[1]
 	f.Text = fields[2]
 	return f, parseFrameText(&f, fields[2])

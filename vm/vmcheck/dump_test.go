@@ -13,10 +13,10 @@ func TestParseLine(t *testing.T) {
 	}{
 		{"(1700000000.000001) vcan0 123#0102", frame{Iface: "vcan0", ID: 0x123, Data: []byte{1, 2}, Text: "123#0102"}},
 		{"(1700000000.000001) vcan0 123#", frame{Iface: "vcan0", ID: 0x123, Data: []byte{}, Text: "123#"}},
-		{"(1.5) can0 1ABCDEF0#FF", frame{Iface: "can0", ID: 0x1ABCDEF0, Ext: true, Data: []byte{0xFF}, Text: "1ABCDEF0#FF"}},
-		{"(1.5) vcan0 20000004#0004000000000000", frame{Iface: "vcan0", ID: 4, Err: true, Data: []byte{0, 4, 0, 0, 0, 0, 0, 0}, Text: "20000004#0004000000000000"}},
-		{"(1.5) vcan0 7FF#R", frame{Iface: "vcan0", ID: 0x7FF, RTR: true, Text: "7FF#R"}},
-		{"(1.5) vcan0 123##1AABB", frame{Iface: "vcan0", ID: 0x123, FD: true, Data: []byte{0xAA, 0xBB}, Text: "123##1AABB"}},
+		{"(1.000005) can0 1ABCDEF0#FF", frame{Iface: "can0", ID: 0x1ABCDEF0, Ext: true, Data: []byte{0xFF}, Text: "1ABCDEF0#FF"}},
+		{"(1.000005) vcan0 20000004#0004000000000000", frame{Iface: "vcan0", ID: 4, Err: true, Data: []byte{0, 4, 0, 0, 0, 0, 0, 0}, Text: "20000004#0004000000000000"}},
+		{"(1.000005) vcan0 7FF#R", frame{Iface: "vcan0", ID: 0x7FF, RTR: true, Text: "7FF#R"}},
+		{"(1.000005) vcan0 123##1AABB", frame{Iface: "vcan0", ID: 0x123, FD: true, Data: []byte{0xAA, 0xBB}, Text: "123##1AABB"}},
 	} {
 		got, err := parseLine(tc.line)
 		if err != nil {
@@ -32,14 +32,15 @@ func TestParseLine(t *testing.T) {
 
 func TestParseLineErrors(t *testing.T) {
 	for line, want := range map[string]string{
-		"vcan0 123#00":                       "want 3 fields",
-		"1.5 vcan0 123#00":                   "is not \"(sec.usec)\"",
-		"(x) vcan0 123#00":                   "is not a number",
-		"(1.5) vcan0 12300":                  "has no '#'",
-		"(1.5) vcan0 12#00":                  "has 2 digits",
-		"(1.5) vcan0 800#00":                 "exceeds 0x7FF",
-		"(1.5) vcan0 123#0":                  "not hex byte pairs",
-		"(1.5) vcan0 123#000000000000000000": "max 8",
+		"vcan0 123#00":                            "want 3 fields",
+		"1.5 vcan0 123#00":                        "is not \"(sec.usec)\"",
+		"(x) vcan0 123#00":                        "is not \"(sec.usec)\" with 6 digits",
+		"(1.5) vcan0 123#00":                      "with 6 digits of µs",
+		"(1.000005) vcan0 12300":                  "has no '#'",
+		"(1.000005) vcan0 12#00":                  "has 2 digits",
+		"(1.000005) vcan0 800#00":                 "exceeds 0x7FF",
+		"(1.000005) vcan0 123#0":                  "not hex byte pairs",
+		"(1.000005) vcan0 123#000000000000000000": "max 8",
 	} {
 		_, err := parseLine(line)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -49,8 +50,8 @@ func TestParseLineErrors(t *testing.T) {
 }
 
 func TestReadDumpNamesLine(t *testing.T) {
-	_, err := readDump(strings.NewReader("(1.0) vcan0 123#00\n\n(1.1) vcan0 garbage\n"))
-	if err == nil || !strings.HasPrefix(err.Error(), `dump line 3 "(1.1) vcan0 garbage": `) {
+	_, err := readDump(strings.NewReader("(1.000000) vcan0 123#00\n\n(1.000001) vcan0 garbage\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), `dump line 3 "(1.000001) vcan0 garbage": `) {
 		t.Fatalf("error %v, want it to name line 3", err)
 	}
 }
