@@ -55,6 +55,9 @@ func OpenChip(path string) (*Chip, error) {
 		if e == unix.ENOTTY || e == unix.EINVAL {
 			return nil, fmt.Errorf("gpio: %s is not a GPIO character device (GPIO_GET_CHIPINFO_IOCTL: %w): set hardware.gpio_chip to a /dev/gpiochipN", path, e)
 		}
+		if e == unix.ENOSYS {
+			return nil, fmt.Errorf("gpio: GPIO_GET_CHIPINFO_IOCTL on %s: %w: an emulator (qemu-user) that does not forward GPIO ioctls? run cand natively", path, e)
+		}
 		return nil, fmt.Errorf("gpio: GPIO_GET_CHIPINFO_IOCTL on %s: %w", path, e)
 	}
 	return &Chip{fd: fd, path: path, info: ChipInfo{
