@@ -35,10 +35,20 @@ func Map(board Board, root string) (*Mapping, error) {
 
 	r, err = mapBlock(root, pathDevGPIOMem, "GPIO", 0, 0)
 	m.GPIODevice = "/" + pathDevGPIOMem
-	if errors.Is(err, unix.ENOENT) {
+	if err != nil {
+		// /dev/mem already worked for SPI0, so it is worth a try for GPIO too;
+		// under strict devmem the GPIO driver's claim makes it fail, and then the
+		// /dev/gpiomem error (when the device exists) is the one to fix.
 		gpio := uint64(board.PeriBase) + GPIOOffset
-		r, err = mapBlock(root, pathDevMem, "GPIO", gpio, int64(gpio))
-		m.GPIODevice = "/" + pathDevMem
+		r2, err2 := mapBlock(root, pathDevMem, "GPIO", gpio, int64(gpio))
+		switch {
+		case err2 == nil:
+			r, err, m.GPIODevice = r2, nil, "/"+pathDevMem
+		case errors.Is(err, unix.ENOENT):
+			err = err2
+		default:
+			err = errors.Join(err, err2)
+		}
 	}
 	if err != nil {
 		m.Close()

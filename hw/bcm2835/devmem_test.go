@@ -229,6 +229,21 @@ func TestMapRefusals(t *testing.T) {
 			t.Fatalf("error\n%v\nwant\n%s", err, msgMCP251x)
 		}
 	})
+	t.Run("/dev/gpiomem unusable: GPIO through /dev/mem", func(t *testing.T) {
+		b, root := detected(t, fixPi4)
+		fakeDevices(t, root, b, false)
+		if err := os.Mkdir(filepath.Join(root, pathDevGPIOMem), 0o755); err != nil { // open(O_RDWR) → EISDIR
+			t.Fatal(err)
+		}
+		m, err := Map(b, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if m.GPIODevice != "/dev/mem" || binary.LittleEndian.Uint32(m.GPIO) != 0x6770696f {
+			t.Errorf("GPIO through %s reads %#x", m.GPIODevice, binary.LittleEndian.Uint32(m.GPIO))
+		}
+	})
 	t.Run("a Board Detect did not return", func(t *testing.T) {
 		_, err := Map(Board{Model: "Raspberry Pi 3 Model B Rev 1.2", SoC: SoCBCM2837}, t.TempDir())
 		want := "Raspberry Pi 3 Model B Rev 1.2: Map was given a Board that Detect did not return; refusing to " +
