@@ -1,0 +1,519 @@
+// Package canbus is the virtual Pi's CAN bus: a real-time discrete-event model of
+// one classical CAN bus (ISO 11898-1) that paces frames at the bitrate with their
+// exact stuffed length, arbitrates bitwise between nodes, ACKs, signals errors so
+// nodes can keep their error counters, and injects faults. Peers (periodic, answer,
+// load) are nodes built from config.SimPeer.
+//
+// One world lock: the bus's mutex protects the bus and every attached node's state.
+// Node callbacks and timers run with it held. The bus advances lazily (AdvanceTo,
+// called by the chip model on every SPI access with the access's wire time) and from
+// its Run goroutine, so events are processed in time order whatever the goroutine
+// scheduling. While a node holds the bus (Hold, e.g. the chip while its chip select
+// is active and bytes are shifted lazily) the goroutine does not advance it: only the
+// holder's wire times do.
+package canbus
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.einride.tech/can"
+
+	"cand/internal/mono"
+)
+
+// ErrorKind is the error a node detects (ISO 11898-1 §10.9).
+type ErrorKind uint8
+
+const (
+	BitError   ErrorKind = iota + 1 // transmitted bit differs from the bus
+	StuffError                      // six equal bits where stuffing applies
+	FormError                       // fixed-form bit field has an illegal bit
+	AckError                        // transmitter saw no dominant ACK slot
+	// DominantBits: eight more dominant bits after an error flag (stuck bus). ISO
+	// rule: every transmitter adds 8 to TEC, every receiver 8 to REC.
+	DominantBits
+)
+
+var errorNames = [...]string{"none", "bit", "stuff", "form", "ack", "dominant"}
+
+func (e ErrorKind) String() string {
+	if int(e) < len(errorNames) {
+		return errorNames[e]
+	}
+	return "unknown"
+}
+
+// Node is a CAN controller on the bus. All methods run with the world lock held and
+// must not block. Times are CLOCK_MONOTONIC ns.
+type Node interface {
+	// Pending is asked at each start of frame: the frame the node would transmit now.
+	// It has no side effects. A node that answers ok takes part in arbitration and
+	// then gets TxStart (it won) or TxLost (it lost).
+	Pending(at int64) (f can.Frame, ok bool)
+	// TxStart: the frame from Pending won arbitration and is on the wire. One of
+	// TxDone or TxError follows.
+	TxStart(at int64)
+	// TxLost: the frame from Pending lost arbitration; it may compete at the next SOF.
+	TxLost(at int64)
+	// TxDone: the frame was acknowledged and completed (end of EOF).
+	TxDone(at int64)
+	// TxError: the node's transmission failed; an error frame follows.
+	TxError(e ErrorKind, at int64)
+	// Receive: a valid frame the node did not send (end of EOF).
+	Receive(f can.Frame, at int64)
+	// RxError: the node, as a receiver, detected an error (or saw an error frame).
+	RxError(e ErrorKind, at int64)
+	// Acks reports whether the node drives the ACK slot (not listen-only, not
+	// bus-off, configured for this bitrate).
+	Acks(at int64) bool
+}
+
+// Garbler is implemented by nodes that can be out of step with the bus (e.g. an
+// MCP2515 whose CNF registers give another bitrate): a frame such a node wins is
+// destroyed by a bit error.
+type Garbler interface {
+	Garbled(at int64) bool
+}
+
+// EventKind classifies an Event.
+type EventKind uint8
+
+const (
+	EvSOF     EventKind = iota + 1 // a frame started; Frame/From = the arbitration winner
+	EvFrame                        // a frame completed and was delivered
+	EvError                        // an error frame started (Err, From = transmitter or -1)
+	EvStuck                        // the bus went stuck dominant
+	EvRelease                      // the stuck-dominant fault ended
+)
+
+// Event is what an observer (OnEvent) sees: for tests and tracing.
+type Event struct {
+	Kind  EventKind
+	At    int64
+	Frame can.Frame
+	From  int // index of the transmitting node in attach order, -1 if none
+	Bits  int // EvSOF/EvFrame: the frame's FrameBits
+	Err   ErrorKind
+}
+
+// Stats are the bus's counters.
+type Stats struct {
+	Frames     uint64 // frames completed and delivered
+	Errors     uint64 // error frames (ACK, injected, garbled, stuck)
+	ArbLosses  uint64 // TxLost calls
+	BusyNs     int64  // time the bus carried frames (SOF to end of intermission) or error frames
+	LastSOF    int64
+	LastFrameE int64 // end of EOF of the last delivered frame
+}
+
+type candidate struct {
+	f  can.Frame
+	ok bool
+}
+
+type attached struct {
+	n Node
+	g Garbler // nil if n is not a Garbler
+}
+
+// Bus is one CAN bus. The zero value is not usable; use New.
+type Bus struct {
+	mu      sync.Mutex
+	bitrate uint32
+	nodes   []attached
+	cands   []candidate
+	q       timerHeap
+	now     int64
+	holds   int
+	observe func(Event)
+	stats   Stats
+
+	// the wire
+	busy   bool  // from SOF until an SOF timer finds nobody pending
+	idleAt int64 // end of the intermission after the current/last frame or error frame
+	cur    struct {
+		f   can.Frame
+		tx  int
+		sof int64
+		len int // stuffed SOF..CRC bits
+	}
+	sof, ack, eof, errT *Timer
+	errKind             ErrorKind
+
+	// recessive-sequence counting (bus-off recovery needs 128 × 11 recessive bits)
+	recessive bool
+	recSince  int64
+	seq       int64
+
+	// faults
+	errLeft            int
+	errFrom            int64
+	noAckFrom, noAckTo int64
+	stuck              bool
+	stuckOn, stuckOff  *Timer
+	stuckTick          *Timer
+	stuckUntil         int64
+
+	wake   chan struct{}
+	done   chan struct{}
+	closed bool
+}
+
+// New returns a bus at bitrate bit/s. bitrate 0 is a bus without a wire (nothing is
+// ever sent): a private world for a chip model used alone.
+func New(bitrate uint32) *Bus {
+	b := &Bus{
+		bitrate:   bitrate,
+		recessive: true,
+		cur:       struct{ f can.Frame; tx int; sof int64; len int }{tx: -1},
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
+	}
+	b.sof = NewTimer(b.startOfFrame)
+	b.ack = NewTimer(b.ackSlot)
+	b.eof = NewTimer(b.endOfFrame)
+	b.errT = NewTimer(b.injectedError)
+	b.stuckOn = NewTimer(b.stuckStart)
+	b.stuckOff = NewTimer(b.stuckEnd)
+	b.stuckTick = NewTimer(b.stuckBits)
+	b.q.h = make([]*Timer, 0, 32)
+	return b
+}
+
+// Bitrate is the bus's bitrate in bit/s.
+func (b *Bus) Bitrate() uint32 { return b.bitrate }
+
+// Lock takes the world lock.
+func (b *Bus) Lock() { b.mu.Lock() }
+
+// Unlock releases the world lock.
+func (b *Bus) Unlock() { b.mu.Unlock() }
+
+// Bits returns the duration of n bit times in ns (0 on a bus without a wire).
+func (b *Bus) Bits(n int) int64 {
+	if b.bitrate == 0 {
+		return 0
+	}
+	return int64(n) * 1_000_000_000 / int64(b.bitrate)
+}
+
+// Attach connects n to the bus. It takes the lock.
+func (b *Bus) Attach(n Node) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g, _ := n.(Garbler)
+	b.nodes = append(b.nodes, attached{n: n, g: g})
+	b.cands = append(b.cands, candidate{})
+}
+
+// OnEvent registers an observer called (lock held, must not block) on every bus event.
+func (b *Bus) OnEvent(fn func(Event)) {
+	b.mu.Lock()
+	b.observe = fn
+	b.mu.Unlock()
+}
+
+// Stats returns the bus's counters. It takes the lock.
+func (b *Bus) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
+}
+
+// Now is the time the bus has been advanced to. Lock held.
+func (b *Bus) Now() int64 { return b.now }
+
+// Schedule arms t at at (clamped to Now). Lock held.
+func (b *Bus) Schedule(t *Timer, at int64) {
+	if at < b.now {
+		at = b.now
+	}
+	b.q.arm(t, at)
+	b.poke()
+}
+
+// Cancel disarms t. Lock held.
+func (b *Bus) Cancel(t *Timer) { b.q.cancel(t) }
+
+// Hold stops the Run goroutine from advancing the bus until the matching Release:
+// only AdvanceTo calls move time meanwhile. Lock held.
+func (b *Bus) Hold() { b.holds++ }
+
+// Release ends a Hold. Lock held.
+func (b *Bus) Release() {
+	if b.holds > 0 {
+		b.holds--
+	}
+	if b.holds == 0 {
+		b.poke()
+	}
+}
+
+// AdvanceTo processes every event due at or before now, in time order, and moves the
+// bus's time to now (time never goes back: an earlier now only processes nothing).
+// Lock held.
+func (b *Bus) AdvanceTo(now int64) {
+	for {
+		t := b.q.peek()
+		if t == nil || t.at > now {
+			break
+		}
+		b.q.cancel(t)
+		if t.at > b.now {
+			b.now = t.at
+		}
+		t.fn(t.at)
+	}
+	if now > b.now {
+		b.now = now
+	}
+}
+
+// Kick tells the bus a node has a frame to send from time at on. Lock held.
+func (b *Bus) Kick(at int64) {
+	if b.bitrate == 0 || b.stuck || b.busy || b.sof.Armed() {
+		return
+	}
+	if at < b.idleAt {
+		at = b.idleAt
+	}
+	b.Schedule(b.sof, at)
+}
+
+// RecessiveSequences counts the sequences of 11 consecutive recessive bits seen on
+// the bus up to at (idle time and the ACK-delimiter+EOF+intermission after each
+// frame both count). Bus-off recovery needs 128 of them. Lock held.
+func (b *Bus) RecessiveSequences(at int64) int64 {
+	n := b.seq
+	if b.recessive && b.bitrate != 0 && at > b.recSince {
+		n += (at - b.recSince) / b.Bits(11)
+	}
+	return n
+}
+
+// NextRecessiveSequence is the earliest time RecessiveSequences can reach n, if the
+// bus stays idle. Lock held.
+func (b *Bus) NextRecessiveSequence(n int64) int64 {
+	from := b.recSince
+	if !b.recessive || from < b.now {
+		from = b.now
+	}
+	have := b.RecessiveSequences(from)
+	if have >= n {
+		return from
+	}
+	return from + b.Bits(11)*(n-have)
+}
+
+func (b *Bus) goDominant(at int64) {
+	if b.recessive {
+		b.seq = b.RecessiveSequences(at)
+		b.recessive = false
+	}
+}
+
+func (b *Bus) goRecessive(at int64) {
+	if !b.recessive {
+		b.recessive = true
+		b.recSince = at
+	}
+}
+
+func (b *Bus) emit(ev Event) {
+	if b.observe != nil {
+		b.observe(ev)
+	}
+}
+
+func (b *Bus) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// startOfFrame runs arbitration among the nodes with a pending frame.
+func (b *Bus) startOfFrame(at int64) {
+	if b.stuck {
+		return
+	}
+	win := -1
+	var key uint32
+	for i := range b.nodes {
+		f, ok := b.nodes[i].n.Pending(at)
+		b.cands[i] = candidate{f: f, ok: ok}
+		if !ok {
+			continue
+		}
+		if k := arbKey(f); win < 0 || k < key {
+			win, key = i, k
+		}
+	}
+	if win < 0 {
+		b.busy = false
+		return
+	}
+	b.busy = true
+	b.goDominant(at)
+	for i := range b.cands {
+		if b.cands[i].ok && i != win {
+			b.stats.ArbLosses++
+			b.nodes[i].n.TxLost(at)
+		}
+	}
+	f := b.cands[win].f
+	b.cur.f, b.cur.tx, b.cur.sof, b.cur.len = f, win, at, stuffedLen(f)
+	b.stats.LastSOF = at
+	b.nodes[win].n.TxStart(at)
+	b.emit(Event{Kind: EvSOF, At: at, Frame: f, From: win, Bits: b.cur.len + tailBits})
+	garbled := b.nodes[win].g != nil && b.nodes[win].g.Garbled(at)
+	if garbled || (b.errLeft > 0 && at >= b.errFrom) {
+		if !garbled {
+			b.errLeft--
+		}
+		// The error hits after the control field (unstuffed position).
+		pos := 19
+		if f.IsExtended {
+			pos = 39
+		}
+		b.errKind = BitError
+		b.Schedule(b.errT, at+b.Bits(pos))
+		return
+	}
+	b.idleAt = at + b.Bits(b.cur.len+tailBits)
+	b.Schedule(b.ack, at+b.Bits(b.cur.len+ackSlotEnd))
+}
+
+// ackSlot: at the end of the ACK slot the transmitter knows whether anyone ACKed.
+func (b *Bus) ackSlot(at int64) {
+	acked := false
+	if !(at >= b.noAckFrom && at < b.noAckTo) {
+		for i := range b.nodes {
+			if i != b.cur.tx && b.nodes[i].n.Acks(at) {
+				acked = true
+				break
+			}
+		}
+	}
+	if acked {
+		b.goRecessive(at) // ACK delimiter + EOF + intermission: 11 recessive bits
+		b.Schedule(b.eof, b.cur.sof+b.Bits(b.cur.len+eofEnd))
+		return
+	}
+	b.errorFrame(AckError, FormError, at)
+}
+
+func (b *Bus) injectedError(at int64) { b.errorFrame(b.errKind, b.errKind, at) }
+
+// errorFrame: the transmitter gets txErr, every other node rxErr; an error flag (6),
+// delimiter (8) and intermission (3) follow.
+func (b *Bus) errorFrame(txErr, rxErr ErrorKind, at int64) {
+	tx := b.cur.tx
+	b.stats.Errors++
+	b.nodes[tx].n.TxError(txErr, at)
+	for i := range b.nodes {
+		if i != tx {
+			b.nodes[i].n.RxError(rxErr, at)
+		}
+	}
+	b.emit(Event{Kind: EvError, At: at, Frame: b.cur.f, From: tx, Err: txErr})
+	b.finish(at + b.Bits(errorBits+ifsBits))
+	b.goRecessive(at + b.Bits(6))
+}
+
+// finish ends the current frame: the bus is busy until idle, then the next SOF.
+func (b *Bus) finish(idle int64) {
+	b.stats.BusyNs += idle - b.cur.sof
+	b.idleAt = idle
+	b.cur.tx = -1
+	b.Schedule(b.sof, idle)
+}
+
+// endOfFrame delivers the frame: receivers first, then the transmitter's TxDone.
+func (b *Bus) endOfFrame(at int64) {
+	tx, f := b.cur.tx, b.cur.f
+	for i := range b.nodes {
+		if i != tx {
+			b.nodes[i].n.Receive(f, at)
+		}
+	}
+	b.nodes[tx].n.TxDone(at)
+	b.stats.Frames++
+	b.stats.LastFrameE = at
+	b.emit(Event{Kind: EvFrame, At: at, Frame: f, From: tx, Bits: b.cur.len + tailBits})
+	b.finish(b.cur.sof + b.Bits(b.cur.len+tailBits))
+}
+
+// spinNs: the Run goroutine spins instead of sleeping when the next event is closer.
+const spinNs = 50_000
+
+// Run advances the bus in real time until ctx ends or Close is called: it processes
+// events as they fall due, sleeping until the next one (spinning when it is less than
+// 50 µs away), and is woken early when a node has something to send.
+func (b *Bus) Run(ctx context.Context) {
+	tm := time.NewTimer(time.Hour)
+	tm.Stop()
+	defer tm.Stop()
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return
+		}
+		next, have := int64(0), false
+		if b.holds == 0 {
+			b.AdvanceTo(mono.Now())
+			if t := b.q.peek(); t != nil {
+				next, have = t.at, true
+			}
+		}
+		b.mu.Unlock()
+		if !have {
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.done:
+				return
+			case <-b.wake:
+			}
+			continue
+		}
+		d := next - mono.Now()
+		if d <= spinNs {
+			for mono.Now() < next {
+				select {
+				case <-b.wake:
+					next = 0 // re-evaluate
+				case <-ctx.Done():
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+			continue
+		}
+		tm.Reset(time.Duration(d - spinNs))
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.done:
+			return
+		case <-b.wake:
+			tm.Stop()
+		case <-tm.C:
+		}
+	}
+}
+
+// Close stops Run. It takes the lock.
+func (b *Bus) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		close(b.done)
+	}
+}

@@ -1,0 +1,254 @@
+package canbus
+
+import (
+	"fmt"
+	"time"
+
+	"go.einride.tech/can"
+
+	"cand/config"
+)
+
+// LogSize is the number of frames a peer's log keeps (a ring: the newest win).
+const LogSize = 1 << 16
+
+// txQueueLen bounds a peer's transmit queue; frames beyond it are dropped (counted).
+const txQueueLen = 64
+
+// Record is one frame a peer sent or received, with the time of its end of EOF.
+type Record struct {
+	Frame can.Frame
+	At    int64
+	Sent  bool
+}
+
+// PeerStats are a peer's counters.
+type PeerStats struct {
+	Sent, Received     uint64
+	TxErrors, RxErrors uint64
+	ArbLost            uint64
+	Dropped            uint64 // frames not queued because the TX queue was full
+}
+
+// Peer is a simulated CAN node built from config.SimPeer:
+//   - periodic: every Period it queues one frame, the IDs in turn, data = Payload(n, DLC);
+//   - answer: each received data frame is answered with the same IDE, DLC and data and
+//     ID + IDOffset (wrapping within 11 or 29 bits); remote frames are not answered;
+//   - load: keeps one frame of the IDs in turn (data = Payload) pending so the bus is
+//     busy LoadPercent of the time: after each frame of b bits it waits
+//     b·(100−p)/p bit times; at 100 % a new frame is pending at once, so only the
+//     3-bit intermission separates frames.
+//
+// A peer always ACKs, stays error-active (it counts errors but has no TEC/REC) and
+// retransmits until it succeeds.
+type Peer struct {
+	bus      *Bus
+	cfg      config.SimPeer
+	dlc      uint8
+	period   int64
+	idOffset uint32
+
+	q      [txQueueLen]can.Frame
+	qh, qn int
+	nextID int
+	n      uint64 // payload counter
+	timer  *Timer
+	start  bool
+
+	st   PeerStats
+	log  []Record
+	logN uint64
+}
+
+// NewPeer builds a peer from c and attaches it to b; Start begins its traffic.
+func NewPeer(b *Bus, c config.SimPeer) (*Peer, error) {
+	p := &Peer{bus: b, cfg: c, dlc: 8, idOffset: c.IDOffset, period: int64(c.Period.D())}
+	if c.DLC != nil {
+		if *c.DLC > 8 {
+			return nil, fmt.Errorf("sim peer %q: dlc %d is out of range: use 0..8", c.Name, *c.DLC)
+		}
+		p.dlc = *c.DLC
+	}
+	switch c.Kind {
+	case config.PeerPeriodic:
+		if p.period == 0 {
+			p.period = int64(100 * time.Millisecond)
+		}
+		if p.period < 0 {
+			return nil, fmt.Errorf("sim peer %q: period %v is negative: use a positive duration", c.Name, c.Period.D())
+		}
+	case config.PeerAnswer:
+		if p.idOffset == 0 {
+			p.idOffset = 1
+		}
+	case config.PeerLoad:
+		if c.LoadPercent <= 0 || c.LoadPercent > 100 {
+			return nil, fmt.Errorf("sim peer %q: load_percent %v is out of range: use 1..100", c.Name, c.LoadPercent)
+		}
+	default:
+		return nil, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer or load", c.Name, c.Kind)
+	}
+	if c.Kind != config.PeerAnswer && len(c.IDs) == 0 {
+		return nil, fmt.Errorf("sim peer %q: kind %s needs at least one id in ids", c.Name, c.Kind)
+	}
+	max := uint32(can.MaxID)
+	if c.Extended {
+		max = can.MaxExtendedID
+	}
+	for _, id := range c.IDs {
+		if id > max {
+			return nil, fmt.Errorf("sim peer %q: id %#x does not fit the frame format (max %#x): set extended: true or use a smaller id", c.Name, id, max)
+		}
+	}
+	p.log = make([]Record, LogSize)
+	p.timer = NewTimer(p.tick)
+	b.Attach(p)
+	return p, nil
+}
+
+// Name is the peer's configured name.
+func (p *Peer) Name() string { return p.cfg.Name }
+
+// Start begins the peer's own traffic at time at (periodic: first frame at at; load:
+// first frame pending at at). It takes the lock.
+func (p *Peer) Start(at int64) {
+	p.bus.Lock()
+	defer p.bus.Unlock()
+	if p.start {
+		return
+	}
+	p.start = true
+	if p.cfg.Kind == config.PeerPeriodic || p.cfg.Kind == config.PeerLoad {
+		p.bus.Schedule(p.timer, at)
+	}
+}
+
+// Stats returns the peer's counters. It takes the lock.
+func (p *Peer) Stats() PeerStats {
+	p.bus.Lock()
+	defer p.bus.Unlock()
+	return p.st
+}
+
+// Log returns the logged frames, oldest first (at most LogSize). It takes the lock
+// and allocates.
+func (p *Peer) Log() []Record {
+	p.bus.Lock()
+	defer p.bus.Unlock()
+	n := p.logN
+	if n > LogSize {
+		n = LogSize
+	}
+	out := make([]Record, 0, n)
+	for i := p.logN - n; i < p.logN; i++ {
+		out = append(out, p.log[i%LogSize])
+	}
+	return out
+}
+
+// Received returns the logged received frames, oldest first. It takes the lock.
+func (p *Peer) Received() []Record {
+	all := p.Log()
+	out := all[:0]
+	for _, r := range all {
+		if !r.Sent {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Send queues f for transmission now (a test hook). It takes the lock.
+func (p *Peer) Send(f can.Frame) bool {
+	p.bus.Lock()
+	defer p.bus.Unlock()
+	return p.enqueue(f, p.bus.now)
+}
+
+func (p *Peer) record(f can.Frame, at int64, sent bool) {
+	p.log[p.logN%LogSize] = Record{Frame: f, At: at, Sent: sent}
+	p.logN++
+}
+
+func (p *Peer) enqueue(f can.Frame, at int64) bool {
+	if p.qn == txQueueLen {
+		p.st.Dropped++
+		return false
+	}
+	p.q[(p.qh+p.qn)%txQueueLen] = f
+	p.qn++
+	p.bus.Kick(at)
+	return true
+}
+
+// generate builds the next own frame (periodic, load).
+func (p *Peer) generate() can.Frame {
+	id := p.cfg.IDs[p.nextID%len(p.cfg.IDs)]
+	p.nextID++
+	f := can.Frame{ID: id, Length: p.dlc, IsExtended: p.cfg.Extended, Data: Payload(p.n, p.dlc)}
+	p.n++
+	return f
+}
+
+func (p *Peer) tick(at int64) {
+	p.enqueue(p.generate(), at)
+	if p.cfg.Kind == config.PeerPeriodic {
+		p.bus.Schedule(p.timer, at+p.period)
+	}
+}
+
+// Pending implements Node.
+func (p *Peer) Pending(at int64) (can.Frame, bool) {
+	if p.qn == 0 {
+		return can.Frame{}, false
+	}
+	return p.q[p.qh], true
+}
+
+// TxStart implements Node.
+func (p *Peer) TxStart(at int64) {}
+
+// TxLost implements Node.
+func (p *Peer) TxLost(at int64) { p.st.ArbLost++ }
+
+// TxDone implements Node.
+func (p *Peer) TxDone(at int64) {
+	f := p.q[p.qh]
+	p.qh = (p.qh + 1) % txQueueLen
+	p.qn--
+	p.st.Sent++
+	p.record(f, at, true)
+	if p.cfg.Kind == config.PeerLoad {
+		pct := p.cfg.LoadPercent
+		if pct >= 100 {
+			p.enqueue(p.generate(), at)
+			return
+		}
+		gap := int64(float64(FrameBits(f)) * (100 - pct) / pct)
+		p.bus.Schedule(p.timer, at+p.bus.Bits(ifsBits)+p.bus.Bits(int(gap)))
+	}
+}
+
+// TxError implements Node.
+func (p *Peer) TxError(e ErrorKind, at int64) { p.st.TxErrors++ }
+
+// Receive implements Node.
+func (p *Peer) Receive(f can.Frame, at int64) {
+	p.st.Received++
+	p.record(f, at, false)
+	if p.cfg.Kind == config.PeerAnswer && !f.IsRemote {
+		r := f
+		if r.IsExtended {
+			r.ID = (r.ID + p.idOffset) & can.MaxExtendedID
+		} else {
+			r.ID = (r.ID + p.idOffset) & can.MaxID
+		}
+		p.enqueue(r, at)
+	}
+}
+
+// RxError implements Node.
+func (p *Peer) RxError(e ErrorKind, at int64) { p.st.RxErrors++ }
+
+// Acks implements Node: a peer always acknowledges.
+func (p *Peer) Acks(at int64) bool { return true }
