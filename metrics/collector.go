@@ -80,8 +80,8 @@ func newCollector(c *Controller) *collector {
 	}
 	k.gauges = []gaugeMetric{
 		{desc("bus_state", "CAN fault-confinement state: 0 error-active, 1 error-warning, 2 error-passive, 3 bus-off."), c.BusState},
-		{desc("transmit_error_counter", "The MCP2515's transmit error counter (TEC)."), c.TEC},
-		{desc("receive_error_counter", "The MCP2515's receive error counter (REC)."), c.REC},
+		{desc("tec", "Transmit error counter (TEC) of the MCP2515: error-warning from 96, error-passive from 128, bus-off at 256."), c.TEC},
+		{desc("rec", "Receive error counter (REC) of the MCP2515: error-warning from 96, error-passive from 128."), c.REC},
 		{desc("spi_clock_hertz", "SPI clock (SCLK) frequency in use."), c.SCLKHz},
 	}
 	return k

@@ -71,8 +71,8 @@ type Controller struct {
 	Sleeps           *Counter // cand_waits_total{completion="sleep"}
 
 	BusState *Gauge // cand_bus_state: BusErrorActive … BusOff
-	TEC      *Gauge // cand_transmit_error_counter
-	REC      *Gauge // cand_receive_error_counter
+	TEC      *Gauge // cand_tec (transmit error counter)
+	REC      *Gauge // cand_rec (receive error counter)
 	SCLKHz   *Gauge // cand_spi_clock_hertz
 
 	name, iface string

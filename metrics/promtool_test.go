@@ -1,0 +1,49 @@
+package metrics
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// lookTool finds a binary of the Debian package prometheus. Without it the test is
+// skipped, except in CI (CI=true), where a missing tool is a failure.
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (%v): install the Debian package prometheus", name, err)
+	}
+	t.Skipf("%s not found: install the Debian package prometheus to run this test", name)
+	return ""
+}
+
+// promtool check metrics lints the text exposition: names, units, _total
+// suffixes, help texts, histogram layout. It must have nothing to say.
+func TestPromtoolCheckMetrics(t *testing.T) {
+	promtool := lookTool(t, "promtool")
+	r := New("1.2.3")
+	for _, name := range []string{"can0", "can1"} {
+		c := r.AddController(name, "v"+name)
+		recordKnown(c)
+		c.ObserveTransfer(6, CompletionPoll, 14_400, 14)
+		c.ObserveTransfer(6, CompletionSleep, 39_560, 14)
+		c.RXFrames.Inc()
+		c.TEC.Set(97)
+	}
+	text := scrapeText(t, r.Handler())
+
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil || out.Len() != 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out.String())
+	}
+}
