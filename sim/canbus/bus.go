@@ -119,6 +119,14 @@ type attached struct {
 	g Garbler // nil if n is not a Garbler
 }
 
+// onWire is the frame on the bus.
+type onWire struct {
+	f   can.Frame
+	tx  int // transmitting node, -1 if none
+	sof int64
+	len int // stuffed SOF..CRC bits
+}
+
 // Bus is one CAN bus. The zero value is not usable; use New.
 type Bus struct {
 	mu      sync.Mutex
@@ -132,14 +140,9 @@ type Bus struct {
 	stats   Stats
 
 	// the wire
-	busy   bool  // from SOF until an SOF timer finds nobody pending
-	idleAt int64 // end of the intermission after the current/last frame or error frame
-	cur    struct {
-		f   can.Frame
-		tx  int
-		sof int64
-		len int // stuffed SOF..CRC bits
-	}
+	busy                bool  // from SOF until an SOF timer finds nobody pending
+	idleAt              int64 // end of the intermission after the current/last frame or error frame
+	cur                 onWire
 	sof, ack, eof, errT *Timer
 	errKind             ErrorKind
 
@@ -168,7 +171,7 @@ func New(bitrate uint32) *Bus {
 	b := &Bus{
 		bitrate:   bitrate,
 		recessive: true,
-		cur:       struct{ f can.Frame; tx int; sof int64; len int }{tx: -1},
+		cur:       onWire{tx: -1},
 		wake:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
 	}
