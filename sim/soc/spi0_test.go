@@ -1,0 +1,225 @@
+package soc_test
+
+import (
+	"testing"
+
+	"cand/hw/bcm2835"
+	"cand/internal/mono"
+	"cand/sim/soc"
+)
+
+const core = 250_000_000
+
+func TestSPI0ResetAndStoredRegisters(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	r := s.SPI0()
+	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTXD); got != want {
+		t.Fatalf("CS after reset = %#08x, want %#08x (TXD only)", got, want)
+	}
+	r.Store(bcm2835.SPICLK, 0x1234_0026)
+	r.Store(bcm2835.SPIDLEN, 0xABCD_0002)
+	r.Store(bcm2835.SPILTOH, 0xFF)
+	r.Store(bcm2835.SPIDC, 0x30201000)
+	for _, c := range []struct {
+		off, want uint32
+	}{{bcm2835.SPICLK, 0x26}, {bcm2835.SPIDLEN, 2}, {bcm2835.SPILTOH, 0xF}, {bcm2835.SPIDC, 0x30201000}} {
+		if got := r.Load(c.off); got != c.want {
+			t.Errorf("register %#x = %#x, want %#x", c.off, got, c.want)
+		}
+	}
+	// FIFO writes without TA are lost; CLEAR bits and status bits are not stored.
+	r.Store(bcm2835.SPIFIFO, 0x55)
+	r.Store(bcm2835.SPICS, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX|bcm2835.CSRXD|bcm2835.CSCPOL|2)
+	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTXD|bcm2835.CSCPOL|2); got != want {
+		t.Fatalf("CS = %#08x, want %#08x", got, want)
+	}
+	if st := r.Stats(); st.LostWrites != 1 || st.Bytes != 0 {
+		t.Fatalf("stats = %+v, want 1 lost write, 0 bytes", st)
+	}
+	// TA with nothing to send: DONE at once.
+	r.Store(bcm2835.SPICS, bcm2835.CSTA|3)
+	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTA|3|bcm2835.CSTXD|bcm2835.CSDONE); got != want {
+		t.Fatalf("CS with TA and empty FIFOs = %#08x, want %#08x", got, want)
+	}
+	r.Store(bcm2835.SPICS, bcm2835.CSDONE)
+	if st := r.Stats(); st.DoneWrites != 1 {
+		t.Fatalf("DONE writes = %d, want 1", st.DoneWrites)
+	}
+	if got := r.Load(bcm2835.SPIFIFO); got != 0 || r.Stats().Underflows != 1 {
+		t.Fatalf("empty RX FIFO read %#x underflows %d, want 0 and 1", got, r.Stats().Underflows)
+	}
+}
+
+// The wire time of a transfer is 9 SCLK periods per byte: byte k of a back-to-back
+// run completes 9(k+1)/SCLK after the run could start.
+func TestSPI0WireTime(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	setALT0(s.GPIO(), bcm2835.PinCE0)
+	var sl recorder
+	sl.xor = 0xA5
+	if err := s.AttachSPI(&sl, bcm2835.PinCE0, false); err != nil {
+		t.Fatal(err)
+	}
+	r := s.SPI0()
+	const cdiv = 250 // 1 MHz: 9 µs per byte
+	r.Store(bcm2835.SPICLK, cdiv)
+	r.Store(bcm2835.SPICS, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	tx := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	r.Store(bcm2835.SPICS, bcm2835.CSTA)
+	t0 := mono.Now()
+	for _, b := range tx {
+		r.Store(bcm2835.SPIFIFO, uint32(b))
+	}
+	t1 := mono.Now()
+	waitCS(t, r, bcm2835.CSDONE)
+	done := mono.Now()
+	if sl.n != len(tx) {
+		t.Fatalf("slave saw %d bytes, want %d", sl.n, len(tx))
+	}
+	byteNs := bcm2835.WireNs(core, cdiv, 1)
+	if byteNs != 9000 {
+		t.Fatalf("byte time %d ns, want 9000", byteNs)
+	}
+	for k := 1; k < len(tx); k++ {
+		if d := sl.at[k] - sl.at[k-1]; d != byteNs {
+			t.Errorf("byte %d completed %d ns after byte %d, want %d", k, d, k-1, byteNs)
+		}
+	}
+	if sl.at[0] < t0+byteNs || sl.at[0] > t1+byteNs {
+		t.Errorf("first byte completed %d ns after the first FIFO write, want %d (+ the %d ns the writes took)", sl.at[0]-t0, byteNs, t1-t0)
+	}
+	if wire := int64(len(tx)) * byteNs; done-t0 < wire {
+		t.Errorf("DONE seen %d ns after the first write, before the wire time %d ns", done-t0, wire)
+	}
+	for k := range tx {
+		if sl.got[k] != tx[k] || sl.sclk[k] != core/cdiv || sl.mode[k] != 0 {
+			t.Errorf("byte %d: slave got %#x at %d Hz mode %d, want %#x at %d Hz mode 0", k, sl.got[k], sl.sclk[k], sl.mode[k], tx[k], core/cdiv)
+		}
+		if got := byte(r.Load(bcm2835.SPIFIFO)); got != tx[k]^0xA5 {
+			t.Errorf("RX byte %d = %#x, want %#x", k, got, tx[k]^0xA5)
+		}
+	}
+	if v := r.Load(bcm2835.SPICS); v&bcm2835.CSRXD != 0 {
+		t.Errorf("RXD still set after reading every byte: CS = %#08x", v)
+	}
+}
+
+// TX halts while the RX FIFO is full, and resumes when a byte is read.
+func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	setALT0(s.GPIO(), bcm2835.PinCE0)
+	var sl recorder
+	s.AttachSPI(&sl, bcm2835.PinCE0, false)
+	r := s.SPI0()
+	r.Store(bcm2835.SPICLK, 2) // 125 MHz: 64 bytes in under 5 µs
+	r.Store(bcm2835.SPICS, bcm2835.CSTA|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	for i := range 64 {
+		r.Store(bcm2835.SPIFIFO, uint32(i))
+	}
+	v := waitCS(t, r, bcm2835.CSRXF|bcm2835.CSRXR|bcm2835.CSRXD|bcm2835.CSDONE)
+	if v&bcm2835.CSTXD == 0 {
+		t.Fatalf("TXD clear with an empty TX FIFO: CS = %#08x", v)
+	}
+	r.Store(bcm2835.SPIFIFO, 0xEE)
+	// However long we wait, the 65th byte cannot start: RX has no room.
+	deadline := mono.Now() + 20*bcm2835.WireNs(core, 2, 1)
+	for mono.Now() < deadline {
+		if v := r.Load(bcm2835.SPICS); v&bcm2835.CSDONE != 0 {
+			t.Fatalf("DONE with a byte stuck behind a full RX FIFO: CS = %#08x", v)
+		}
+	}
+	if sl.n != 64 {
+		t.Fatalf("slave saw %d bytes with RX full, want 64", sl.n)
+	}
+	if got := r.Load(bcm2835.SPIFIFO); got != 0 {
+		t.Fatalf("first RX byte %#x, want 0", got)
+	}
+	waitCS(t, r, bcm2835.CSDONE)
+	if sl.n != 65 || sl.got[64] != 0xEE {
+		t.Fatalf("after a read the slave saw %d bytes (last %#x), want 65 ending 0xEE", sl.n, sl.got[sl.n-1])
+	}
+}
+
+// CE levels follow TA, CS[1:0] and CSPOLn; a CE pin not in ALT0 does not drive.
+func TestSPI0ChipEnables(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	r := s.SPI0()
+	levels := func() (ce0, ce1 bool) { return g.Level(bcm2835.PinCE0), g.Level(bcm2835.PinCE1) }
+	check := func(what string, want0, want1 bool) {
+		t.Helper()
+		if c0, c1 := levels(); c0 != want0 || c1 != want1 {
+			t.Errorf("%s: CE0=%v CE1=%v, want %v %v", what, c0, c1, want0, want1)
+		}
+	}
+	// Inputs with their reset pull-ups: both high.
+	check("pins are inputs", true, true)
+	g.SetFunction(bcm2835.PinCE0, bcm2835.FselAlt0)
+	g.SetFunction(bcm2835.PinCE1, bcm2835.FselAlt0)
+	g.SetPull(bcm2835.PinCE1, bcm2835.PullDown) // no effect on a pin SPI0 drives
+	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|3)
+	check("idle, CE1 active-high", true, false)
+	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
+	check("TA on CE0", false, false)
+	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|1)
+	check("TA on CE1", true, true)
+	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|3)
+	check("TA with CS none", true, false)
+	g.SetFunction(bcm2835.PinCE0, bcm2835.FselInput)
+	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
+	check("CE0 pin back to input (pulled up)", true, false)
+}
+
+// SPI modes reach the slave as CPOL<<1|CPHA.
+func TestSPI0Modes(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	setALT0(s.GPIO(), bcm2835.PinCE0)
+	var sl recorder
+	s.AttachSPI(&sl, bcm2835.PinCE0, false)
+	r := s.SPI0()
+	r.Store(bcm2835.SPICLK, 26)
+	for mode := range uint32(4) {
+		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSTA)
+		r.Store(bcm2835.SPIFIFO, mode)
+		waitCS(t, r, bcm2835.CSDONE)
+		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSDONE)
+	}
+	for i := range 4 {
+		if sl.mode[i] != uint8(i) || sl.got[i] != byte(i) {
+			t.Errorf("byte %d: mode %d data %d, want mode %d", i, sl.mode[i], sl.got[i], i)
+		}
+	}
+}
+
+// Two slaves selected at once fight over MISO: counted, garbage returned.
+func TestSPI0Contention(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	a, b := &recorder{xor: 0x0F}, &recorder{xor: 0xF0}
+	s.AttachSPI(a, 20, true)
+	s.AttachSPI(b, 21, true)
+	g.Set(20)
+	g.Set(21)
+	g.SetFunction(20, bcm2835.FselOutput)
+	g.SetFunction(21, bcm2835.FselOutput)
+	r := s.SPI0()
+	r.Store(bcm2835.SPICLK, 26)
+	r.Store(bcm2835.SPICS, bcm2835.CSTA|3)
+	r.Store(bcm2835.SPIFIFO, 0x33)
+	waitCS(t, r, bcm2835.CSDONE)
+	if got, want := byte(r.Load(bcm2835.SPIFIFO)), byte(0x33^0x0F)&(0x33^0xF0); got != want {
+		t.Errorf("MISO under contention = %#x, want the AND %#x", got, want)
+	}
+	if st := r.Stats(); st.Contention != 1 {
+		t.Errorf("contention count %d, want 1", st.Contention)
+	}
+	// Nobody selected: MISO floats high.
+	g.Clear(20)
+	g.Clear(21)
+	r.Store(bcm2835.SPIFIFO, 0x33)
+	waitCS(t, r, bcm2835.CSDONE)
+	if got := r.Load(bcm2835.SPIFIFO); got != 0xFF {
+		t.Errorf("MISO with no slave selected = %#x, want 0xFF", got)
+	}
+}
