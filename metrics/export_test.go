@@ -13,7 +13,7 @@ import (
 
 // recordKnown fills the rx_end_to_end stage with values whose buckets are known:
 // 0 ns → zero bucket; 1000, 1000, 1000, 1001 ns → bucket -159 (0.954, 1.040] µs;
-// 10 µs ×2 → bucket -132 (10.08, 10.99] µs; 20 ms → bucket -45 (19.8, 21.6] ms.
+// 10 µs ×2 → bucket -132 (9.89, 10.79] µs; 20 ms → bucket -45 (18.58, 20.26] ms.
 func recordKnown(c *Controller) {
 	for _, ns := range []int64{0, 1000, 1000, 1000, 1001, 10_000, 10_000, 20_000_000} {
 		c.RXEndToEnd.Observe(ns)
