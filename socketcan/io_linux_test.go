@@ -3,6 +3,7 @@ package socketcan
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -187,4 +188,22 @@ func FuzzParseDrops(f *testing.F) {
 		copy(bb[:], oob)
 		parseDrops(bb[:len(oob)], &d)
 	})
+}
+
+func TestSetRcvBuf(t *testing.T) {
+	a, _ := seqpacketPair(t)
+	_, def, err := setRcvBuf(a, 0)
+	if err != nil || def <= 0 {
+		t.Fatalf("default: %d, %v", def, err)
+	}
+	warn, got, err := setRcvBuf(a, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warn == nil && got < 1<<20 {
+		t.Fatalf("SO_RCVBUFFORCE accepted but buffer is %d bytes, want >= %d", got, 1<<20)
+	}
+	if warn != nil && !strings.Contains(warn.Error(), "grant CAP_NET_ADMIN") {
+		t.Fatalf("fallback warning without the fix: %v", warn)
+	}
 }

@@ -189,8 +189,11 @@ func mismatch(link Link, want Kind) error {
 
 func (l *linker) del(name string) error {
 	link, err := l.get(name)
+	if errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("socketcan: delete link %s: %w: no such interface (already deleted, or its vxcan peer was)", name, unix.ENODEV)
+	}
 	if err != nil {
-		return wrap("look up link", name, link.Kind, err)
+		return wrap("look up link", name, "", err)
 	}
 	return wrap("delete link", name, link.Kind, l.ack(func(seq uint32) []byte { return reqDelLink(seq, int32(link.Index)) }))
 }

@@ -384,3 +384,13 @@ func FuzzParseLink(f *testing.F) {
 	f.Add(b[nlmsgHdrLen:])
 	f.Fuzz(func(t *testing.T, p []byte) { _, _ = parseLink(p) })
 }
+
+func TestDeleteMissingLink(t *testing.T) {
+	rt, done := fakeKernel(t, []step{{reqGetLink(1, "gone0"), ackMsg(1, unix.ENODEV, "")}})
+	err := (&linker{rt: rt}).del("gone0")
+	want := "socketcan: delete link gone0: no such device: no such interface (already deleted, or its vxcan peer was)"
+	if !errors.Is(err, unix.ENODEV) || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	done()
+}

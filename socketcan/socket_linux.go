@@ -73,18 +73,14 @@ func (s *Socket) setup(ifname string, opt Options) error {
 			return fmt.Errorf("socketcan: setsockopt %s=%d on %s: %w", o.what, o.value, ifname, err)
 		}
 	}
-	if opt.RcvBuf > 0 {
-		if err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, opt.RcvBuf); err != nil {
-			if err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, opt.RcvBuf); err != nil {
-				return fmt.Errorf("socketcan: setsockopt SO_RCVBUF=%d on %s: %w", opt.RcvBuf, ifname, err)
-			}
-			s.warnings = append(s.warnings, fmt.Errorf(
-				"socketcan: SO_RCVBUFFORCE=%d refused (%w): receive buffer capped by net.core.rmem_max; grant CAP_NET_ADMIN or raise the sysctl", opt.RcvBuf, err))
-		}
+	warn, rcvBuf, err := setRcvBuf(s.fd, opt.RcvBuf)
+	if err != nil {
+		return fmt.Errorf("socketcan: %s: %w", ifname, err)
 	}
-	if v, err := unix.GetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUF); err == nil {
-		s.rcvBuf = v
+	if warn != nil {
+		s.warnings = append(s.warnings, warn)
 	}
+	s.rcvBuf = rcvBuf
 	sa := &unix.SockaddrCAN{Ifindex: s.ifindex}
 	if err := unix.Bind(s.fd, sa); err != nil {
 		return fmt.Errorf("socketcan: bind to %s (index %d): %w", ifname, s.ifindex, err)
@@ -116,4 +112,23 @@ func (s *Socket) Close() error {
 	err := unix.Close(s.fd)
 	s.fd = -1
 	return err
+}
+
+// setRcvBuf asks for an n-byte receive buffer (n <= 0: leave the default)
+// with SO_RCVBUFFORCE, falling back to SO_RCVBUF with a warning, and
+// returns the size the kernel reports afterwards.
+func setRcvBuf(fd, n int) (warn error, got int, err error) {
+	if n > 0 {
+		if ferr := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, n); ferr != nil {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, n); err != nil {
+				return nil, 0, fmt.Errorf("setsockopt SO_RCVBUF=%d: %w", n, err)
+			}
+			warn = fmt.Errorf("socketcan: SO_RCVBUFFORCE=%d refused (%w): receive buffer capped by net.core.rmem_max; grant CAP_NET_ADMIN or raise the sysctl", n, ferr)
+		}
+	}
+	got, err = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	if err != nil {
+		return warn, 0, fmt.Errorf("getsockopt SO_RCVBUF: %w", err)
+	}
+	return warn, got, nil
 }
