@@ -1,7 +1,12 @@
 // Package gpio is the Linux GPIO character device, uAPI v2 (linux/gpio.h): line
 // requests with bias, edge detection with kernel timestamps, and the decoding of edge
 // events. The simulator's interrupt line writes the same 48-byte events into a pipe,
-// so the driver reads real and simulated edges with one code path.
+// so the driver reads real and simulated edges with one code path: ReadEvents on the
+// fd of either, and a SeqTracker to notice events the kernel dropped.
+//
+// OpenChip, Chip.RequestLine and Line are the character device; uapi.go mirrors the
+// header's structs and ioctl numbers, checked against /usr/include/linux/gpio.h by the
+// tests on amd64, arm and arm64.
 package gpio
 
 import "encoding/binary"
@@ -45,4 +50,11 @@ func (e *Event) Encode(b []byte) {
 	binary.LittleEndian.PutUint32(b[16:], e.Seqno)
 	binary.LittleEndian.PutUint32(b[20:], e.LineSeqno)
 	clear(b[24:EventSize])
+}
+
+// EventSource is a readable, epoll-able source of gpio_v2_line_event records for one
+// line: a *Line, or the simulator's edge line. Drain it with ReadEvents(src.Fd(), …).
+type EventSource interface {
+	Fd() int
+	Offset() uint32
 }

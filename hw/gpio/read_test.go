@@ -201,3 +201,5 @@ func BenchmarkReadEvents(b *testing.B) {
 		}
 	}
 }
+
+var _ EventSource = (*Line)(nil)
