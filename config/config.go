@@ -4,12 +4,18 @@ package config
 
 import "time"
 
-// Config is the whole file.
+// Config is the whole file. After Load or Parse every default is filled in: every
+// pointer field except Controller.Timing and Controller.Filters is non-nil.
 type Config struct {
 	Hardware    Hardware     `yaml:"hardware"`
 	Realtime    Realtime     `yaml:"realtime"`
 	Metrics     Metrics      `yaml:"metrics"`
-	Controllers []Controller `yaml:"controllers"`
+	Controllers []Controller `yaml:"controllers"` // at least one
+
+	// Warnings are findings that do not stop cand but deserve a look (a realtime
+	// priority above the kernel's IRQ threads, an inverted chip select...), each as
+	// "file:line:col: key: message". Not read from the file.
+	Warnings []string `yaml:"-"`
 }
 
 // Backend selects where the registers are.
@@ -27,7 +33,7 @@ type Hardware struct {
 	// (so SCLK never exceeds the request). Set it when core_freq is pinned.
 	CoreClockHz uint32 `yaml:"core_clock_hz"`
 	// PollBudget is how long the SPI engine busy-polls for a transfer's end before it
-	// sleeps; default 20µs (the reference measurements).
+	// sleeps; default 20µs (the reference measurements); 0..1s.
 	PollBudget Duration `yaml:"poll_budget"`
 	// GPIOChip is the character device for interrupt lines; default /dev/gpiochip0.
 	GPIOChip string `yaml:"gpio_chip"`
@@ -35,7 +41,8 @@ type Hardware struct {
 	AnalyzerPins AnalyzerPins `yaml:"analyzer_pins"`
 }
 
-// AnalyzerPins: -1 (default) = off.
+// AnalyzerPins: BCM GPIO numbers 0..53, -1 (default) = off. They must not be an SPI0
+// pin (9, 10, 11), a chip select or an INT line, nor equal each other.
 type AnalyzerPins struct {
 	Interrupt   int `yaml:"interrupt"`    // high while the interrupt is handled
 	SPI         int `yaml:"spi"`          // high while an SPI transfer runs
@@ -45,9 +52,10 @@ type AnalyzerPins struct {
 // Realtime is the owner thread's scheduling.
 type Realtime struct {
 	// Priority is SCHED_FIFO 1..99 for the owner thread only; 0 = normal scheduling.
-	// Default 40: below the kernel's IRQ threads (50), which deliver the GPIO edges.
+	// Default 40: below the kernel's IRQ threads (50), which deliver the GPIO edges;
+	// above 49 loads with a warning.
 	Priority int `yaml:"priority"`
-	// CPU pins the owner thread; -1 (default) = no pinning.
+	// CPU pins the owner thread to CPU 0..1023; -1 (default) = no pinning.
 	CPU int `yaml:"cpu"`
 	// Mlockall locks the process's memory (default true).
 	Mlockall *bool `yaml:"mlockall"`
@@ -55,34 +63,41 @@ type Realtime struct {
 
 // Metrics is the Prometheus endpoint.
 type Metrics struct {
-	// Listen is host:port for /metrics; default 127.0.0.1:9108; "" disables it.
+	// Listen is host:port for /metrics; default 127.0.0.1:9108 (also when the key is
+	// present but empty: `listen:`); "" disables it.
 	Listen *string `yaml:"listen"`
 }
 
 // Controller is one MCP2515 and its SocketCAN interface.
 type Controller struct {
-	Name string `yaml:"name"` // label in logs and metrics; default the interface name
+	Name string `yaml:"name"` // label in logs and metrics, unique; default the interface name
 
 	SPI SPI `yaml:"spi"`
-	// IntGPIO is the BCM GPIO number of the MCP2515's INT output (required on bcm2835;
-	// default 25, the PiCAN2/Waveshare wiring).
+	// IntGPIO is the BCM GPIO number 0..53 of the MCP2515's INT output; default 25, the
+	// PiCAN2/Waveshare wiring. One per controller; not an SPI0 pin or chip select.
 	IntGPIO int `yaml:"int_gpio"`
 	// IntPollWindow busy-polls the INT level through the GPIO registers for this long
-	// after each interrupt instead of waiting for the next edge; 0 (default) = off.
+	// after each interrupt instead of waiting for the next edge; 0 (default) = off;
+	// at most 1s.
 	IntPollWindow Duration `yaml:"int_poll_window"`
-	// IntDebounce is the GPIO character device's debounce period; 0 (default) = off.
+	// IntDebounce is the GPIO character device's debounce period; 0 (default) = off;
+	// at most 1s.
 	IntDebounce Duration `yaml:"int_debounce"`
 
 	OscillatorHz uint32 `yaml:"oscillator_hz"` // MCP2515 crystal, 1..25 MHz; default 16 MHz
-	Bitrate      uint32 `yaml:"bitrate"`       // 10k..1M bit/s; required
-	// SamplePoint in (0,1); 0 = the kernel's default for the bitrate.
+	// Bitrate is 10k..1M bit/s; required unless Timing is given (then it defaults to
+	// the timing's bitrate and, if given, must match it within the kernel's 5 %).
+	Bitrate uint32 `yaml:"bitrate"`
+	// SamplePoint in (0,1), e.g. 0.875; 0 (default) = the kernel's default for the
+	// bitrate (87.5 % ≤ 500k, 80 % ≤ 800k, 75 % above). Not with Timing.
 	SamplePoint float64 `yaml:"sample_point"`
-	// Timing, when set, gives the bit timing explicitly instead of computing it.
+	// Timing, when set, gives the bit timing explicitly instead of computing it with
+	// the kernel's algorithm (mcp2515.CalcBitTiming). Use Controller.BitTiming.
 	Timing *Timing `yaml:"timing"`
 
 	Mode           Mode `yaml:"mode"`            // normal | listen-only | loopback; default normal
 	OneShot        bool `yaml:"one_shot"`        // no automatic retransmission
-	TripleSampling bool `yaml:"triple_sampling"` // CNF2.SAM
+	TripleSampling bool `yaml:"triple_sampling"` // CNF2.SAM; with timing.cnf2, SAM must agree
 	// ErrorFrames sends SocketCAN error frames (default true).
 	ErrorFrames *bool `yaml:"error_frames"`
 	// RestartMs restarts after bus-off after this many ms (like ip link restart-ms);
@@ -101,11 +116,13 @@ type Controller struct {
 
 // SPI is one device on SPI0.
 type SPI struct {
-	ClockHz uint32 `yaml:"clock_hz"` // requested SCLK, ≤ 10 MHz for the MCP2515; default 10 MHz
-	Mode    uint8  `yaml:"mode"`     // 0..3 (the MCP2515 supports 0 and 3); default 0
-	// ChipSelect: "ce0" (default), "ce1", or "gpioN" for any GPIO as chip select.
+	ClockHz uint32 `yaml:"clock_hz"` // requested SCLK, 1 kHz..10 MHz (MCP2515 maximum); default 10 MHz
+	Mode    uint8  `yaml:"mode"`     // 0 (default) or 3: the MCP2515 supports only these; 1 and 2 are refused
+	// ChipSelect: "ce0" (default, GPIO 8), "ce1" (GPIO 7), or "gpioN" for any BCM GPIO
+	// 0..53 except the SPI0 data pins 9, 10, 11. One controller per chip select.
 	ChipSelect string `yaml:"chip_select"`
-	// CSActiveHigh inverts the chip select (an MCP2515 needs active-low).
+	// CSActiveHigh inverts the chip select (an MCP2515 needs active-low; loads with a
+	// warning, for boards with an inverter on the line).
 	CSActiveHigh bool `yaml:"cs_active_high"`
 }
 
@@ -118,21 +135,23 @@ const (
 	ModeLoopback   Mode = "loopback"
 )
 
-// Timing is an explicit bit timing: either the three CNF bytes, or the segments.
+// Timing is an explicit bit timing: either all three CNF bytes, or brp, prop_seg,
+// phase_seg1 and phase_seg2 (sjw defaults to 1), not both. Checked against the
+// MCP2515 datasheet's rules (mcp2515.BitTiming.Check).
 type Timing struct {
 	CNF1 *uint8 `yaml:"cnf1"`
 	CNF2 *uint8 `yaml:"cnf2"`
 	CNF3 *uint8 `yaml:"cnf3"`
 
-	BRP       uint32 `yaml:"brp"`        // 1..64
+	BRP       uint32 `yaml:"brp"`        // 1..64, the kernel's brp: TQ = brp·2/fosc (CNF1.BRP = brp−1)
 	PropSeg   uint32 `yaml:"prop_seg"`   // 1..8 TQ
 	PhaseSeg1 uint32 `yaml:"phase_seg1"` // 1..8 TQ
 	PhaseSeg2 uint32 `yaml:"phase_seg2"` // 2..8 TQ
-	SJW       uint32 `yaml:"sjw"`        // 1..4 TQ
+	SJW       uint32 `yaml:"sjw"`        // 1..4 TQ, < phase_seg2; default 1
 }
 
 // Filters are the MCP2515's acceptance masks and filters. RXB0 uses Mask0 with
-// filters 0..1, RXB1 uses Mask1 with filters 2..5 (datasheet §4.5).
+// filters 0..1, RXB1 uses Mask1 with filters 2..5 (datasheet §4.5). IDs accept hex (0x7FF).
 type Filters struct {
 	Mask0    Filter   `yaml:"mask0"`
 	Mask1    Filter   `yaml:"mask1"`
@@ -142,7 +161,7 @@ type Filters struct {
 
 // Filter is an identifier (or mask) and whether it is extended.
 type Filter struct {
-	ID       uint32 `yaml:"id"`
+	ID       uint32 `yaml:"id"` // ≤ 0x7FF, or ≤ 0x1FFFFFFF when extended
 	Extended bool   `yaml:"extended"`
 }
 
@@ -156,12 +175,17 @@ const (
 
 // Interface is the SocketCAN side.
 type Interface struct {
-	Name string        `yaml:"name"` // default can0 (vcan0 on the sim backend)
+	// Name is a Linux interface name (1..15 characters, no '/', ':' or white space),
+	// unique. Default: the lowest free can0, can1, ... (vcan0, vcan1, ... on the sim
+	// backend) not named by another controller.
+	Name string        `yaml:"name"`
 	Kind InterfaceKind `yaml:"kind"` // vcan (default) | vxcan
-	// Peer is the vxcan peer's name (kind vxcan); default <name>-peer... see docs.
+	// Peer is the other end of a vxcan pair (kind vxcan only): the end cand opens,
+	// while your tools use Name. Default Name+"p" (can0 → can0p); a valid, unique
+	// interface name.
 	Peer string `yaml:"peer"`
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE): the TX back-pressure
-	// queue, since a vcan never blocks its senders. Default 4 MiB.
+	// queue, since a vcan never blocks its senders. Default 4 MiB; 4 KiB..1 GiB.
 	RcvBuf int `yaml:"rcvbuf"`
 }
 
@@ -181,19 +205,29 @@ const (
 
 // SimPeer is one node on the simulated bus.
 type SimPeer struct {
-	Kind     SimPeerKind `yaml:"kind"`
-	Name     string      `yaml:"name"`
-	IDs      []uint32    `yaml:"ids"`       // periodic/load: IDs sent in turn
-	Extended bool        `yaml:"extended"`  // periodic/load: IDs are 29-bit
-	Period   Duration    `yaml:"period"`    // periodic: default 100ms
+	Kind     SimPeerKind `yaml:"kind"`      // required
+	Name     string      `yaml:"name"`      // default kind and index: periodic0, answer1...
+	IDs      []uint32    `yaml:"ids"`       // periodic/load: IDs sent in turn, at least one; hex accepted
+	Extended bool        `yaml:"extended"`  // periodic/load: IDs are 29-bit (≤ 0x1FFFFFFF), else ≤ 0x7FF
+	Period   Duration    `yaml:"period"`    // periodic: > 0, default 100ms
 	DLC      *uint8      `yaml:"dlc"`       // periodic/load: 0..8, default 8; data = counter (big-endian) then pattern
 	IDOffset uint32      `yaml:"id_offset"` // answer: default 1
-	// LoadPercent: load peer's share of bus time, 1..100.
+	// LoadPercent: load peer's share of bus time, 1..100 (load peers only; required).
 	LoadPercent float64 `yaml:"load_percent"`
 }
 
-// Duration is a time.Duration written as "20us", "10ms", "1s".
+// Duration is a time.Duration written as "20us", "1.5ms", "1s" (Go syntax, no space).
 type Duration time.Duration
 
 // D returns d as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// The allowed values of each enumeration, in the order error messages list them.
+func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
+func (Mode) choices() []string {
+	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
+}
+func (InterfaceKind) choices() []string { return []string{string(KindVCAN), string(KindVXCAN)} }
+func (SimPeerKind) choices() []string {
+	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad)}
+}

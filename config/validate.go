@@ -1,0 +1,367 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// BCM2835 pins validation must know (BCM2835 ARM Peripherals §6.2, SPI0 in ALT0):
+// the data pins can never be anything else while SPI0 runs.
+const (
+	gpioMax       = 53 // BCM GPIO 0..53
+	pinCE1        = 7
+	pinCE0        = 8
+	pinMISO       = 9
+	pinMOSI       = 10
+	pinSCLK       = 11
+	maxRTPrio     = 99
+	irqThreadPrio = 50 // the kernel's threaded IRQ handlers run at SCHED_FIFO 50
+	maxFilters    = 6
+	maxStdID      = 0x7FF
+	maxExtID      = 0x1FFFFFFF
+	ifNameMax     = 15 // IFNAMSIZ − 1
+)
+
+// checker reports problems at the place of a key path, or of its nearest written
+// parent when the key was left out; it stays quiet about values that already
+// failed to decode.
+type checker struct{ *decoder }
+
+func (v checker) where(path string) pos {
+	for {
+		if p, ok := v.at[path]; ok {
+			return p
+		}
+		if path == "" {
+			return pos{1, 1}
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+func (v checker) fail(path, format string, args ...any) {
+	if !v.bad[path] {
+		v.errorf(v.where(path), path, format, args...)
+	}
+}
+
+func (v checker) warn(path, format string, args ...any) {
+	v.warnf(v.where(path), path, format, args...)
+}
+
+// owner is the controller part of a key path: controllers[1].int_gpio → controllers[1].
+func owner(path string) string {
+	if i := strings.IndexByte(path, ']'); i >= 0 {
+		return path[:i+1]
+	}
+	return path
+}
+
+// firstUse remembers which key path first used a value (an interface name, a pin).
+type firstUse map[string]string
+
+// claim records path as a user of key and returns the earlier user, if any.
+func (f firstUse) claim(key, path string) (string, bool) {
+	if prev, ok := f[key]; ok {
+		return prev, true
+	}
+	f[key] = path
+	return "", false
+}
+
+func validate(c *Config, d *decoder) {
+	v := checker{d}
+	v.hardware(&c.Hardware)
+	v.realtime(&c.Realtime)
+	v.metrics(&c.Metrics)
+	if len(c.Controllers) == 0 {
+		v.fail("controllers", "at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000")
+		return
+	}
+	csPins := map[int]string{}  // GPIO → chip_select path
+	intPins := map[int]string{} // GPIO → int_gpio path
+	names, ifnames := firstUse{}, firstUse{}
+	for i := range c.Controllers {
+		ct := &c.Controllers[i]
+		p := fmt.Sprintf("controllers[%d]", i)
+		v.controller(c, ct, p)
+		// A name left out is the interface name, whose clash is reported below.
+		if prev, dup := names.claim(ct.Name, p+".name"); dup && v.has(p+".name") {
+			v.fail(p+".name", "%q is used by %s too (line %d); names label logs and metrics, give each controller its own", ct.Name, owner(prev), v.where(prev).line)
+		}
+		for _, n := range []struct{ name, path string }{{ct.Interface.Name, p + ".interface.name"}, {ct.Interface.Peer, p + ".interface.peer"}} {
+			if n.name == "" {
+				continue
+			}
+			if prev, dup := ifnames.claim(n.name, n.path); dup {
+				v.fail(n.path, "%q is used by %s too (line %d); each controller needs its own interface", n.name, owner(prev), v.where(prev).line)
+			}
+		}
+		if pin, ok := chipSelectPin(ct.SPI.ChipSelect); ok {
+			if prev, dup := csPins[pin]; dup {
+				v.fail(p+".spi.chip_select", "%s (GPIO %d) is used by %s too (line %d); give each controller its own chip select, e.g. chip_select: ce1", ct.SPI.ChipSelect, pin, owner(prev), v.where(prev).line)
+			} else {
+				csPins[pin] = p + ".spi.chip_select"
+			}
+		}
+		if ct.IntGPIO >= 0 && ct.IntGPIO <= gpioMax {
+			if prev, dup := intPins[ct.IntGPIO]; dup {
+				v.fail(p+".int_gpio", "GPIO %d is used by %s too (line %d); each MCP2515 needs its own INT line", ct.IntGPIO, owner(prev), v.where(prev).line)
+			} else {
+				intPins[ct.IntGPIO] = p + ".int_gpio"
+			}
+		}
+	}
+	for pin, path := range intPins {
+		if cs, clash := csPins[pin]; clash {
+			v.fail(path, "GPIO %d is the chip select of %s; the INT line needs a pin of its own", pin, owner(cs))
+		}
+	}
+	v.analyzerPins(&c.Hardware.AnalyzerPins, csPins, intPins)
+}
+
+func (v checker) hardware(h *Hardware) {
+	if h.CoreClockHz != 0 && (h.CoreClockHz < 100_000_000 || h.CoreClockHz > 1_000_000_000) {
+		v.fail("hardware.core_clock_hz", "%d is not allowed: give the VPU core clock in Hz, 100000000..1000000000 (e.g. 250000000 with core_freq=250), or 0 for the board's highest", h.CoreClockHz)
+	}
+	v.duration("hardware.poll_budget", h.PollBudget, time.Second)
+	if !strings.HasPrefix(h.GPIOChip, "/") {
+		v.fail("hardware.gpio_chip", "%q is not a device path; write e.g. %s", h.GPIOChip, DefaultGPIOChip)
+	}
+}
+
+func (v checker) analyzerPins(a *AnalyzerPins, csPins, intPins map[int]string) {
+	used := firstUse{}
+	for _, p := range []struct {
+		pin  int
+		path string
+	}{{a.Interrupt, "hardware.analyzer_pins.interrupt"}, {a.SPI, "hardware.analyzer_pins.spi"}, {a.SocketWrite, "hardware.analyzer_pins.socket_write"}} {
+		switch {
+		case p.pin == -1:
+			continue
+		case p.pin < 0 || p.pin > gpioMax:
+			v.fail(p.path, "%d is not allowed: a BCM GPIO 0..%d, or -1 for off", p.pin, gpioMax)
+			continue
+		case isSPIDataPin(p.pin):
+			v.fail(p.path, "GPIO %d is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); pick another GPIO", p.pin)
+			continue
+		}
+		if cs, clash := csPins[p.pin]; clash {
+			v.fail(p.path, "GPIO %d is the chip select of %s; pick another GPIO", p.pin, owner(cs))
+		} else if in, clash := intPins[p.pin]; clash {
+			v.fail(p.path, "GPIO %d is the INT line of %s; pick another GPIO", p.pin, owner(in))
+		} else if prev, dup := used.claim(strconv.Itoa(p.pin), p.path); dup {
+			v.fail(p.path, "GPIO %d is used by %s too; give each analyzer pin its own GPIO", p.pin, prev)
+		}
+	}
+}
+
+func (v checker) realtime(r *Realtime) {
+	switch {
+	case r.Priority < 0 || r.Priority > maxRTPrio:
+		v.fail("realtime.priority", "%d is not allowed: SCHED_FIFO priority 1..99, or 0 for normal scheduling", r.Priority)
+	case r.Priority >= irqThreadPrio:
+		v.warn("realtime.priority", "%d is not below the kernel's IRQ threads (%d): the owner thread can starve the GPIO interrupt thread that wakes it; %d is the default", r.Priority, irqThreadPrio, DefaultPriority)
+	}
+	if r.CPU < -1 || r.CPU > 1023 {
+		v.fail("realtime.cpu", "%d is not allowed: a CPU number 0..1023, or -1 for no pinning", r.CPU)
+	}
+}
+
+func (v checker) metrics(m *Metrics) {
+	if *m.Listen == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(*m.Listen)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 1 || n > 65535 {
+		v.fail("metrics.listen", "%q is not host:port; write e.g. %s or :9108, or \"\" to turn metrics off", *m.Listen, DefaultMetrics)
+	}
+}
+
+func (v checker) controller(c *Config, ct *Controller, p string) {
+	v.spi(&ct.SPI, p+".spi")
+	switch {
+	case ct.IntGPIO < 0 || ct.IntGPIO > gpioMax:
+		v.fail(p+".int_gpio", "%d is not allowed: a BCM GPIO 0..%d (PiCAN2 and Waveshare boards use 25)", ct.IntGPIO, gpioMax)
+	case isSPIDataPin(ct.IntGPIO):
+		v.fail(p+".int_gpio", "GPIO %d is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); give the GPIO the MCP2515's INT is wired to", ct.IntGPIO)
+	}
+	v.duration(p+".int_poll_window", ct.IntPollWindow, time.Second)
+	v.duration(p+".int_debounce", ct.IntDebounce, time.Second)
+	oscOK := ct.OscillatorHz >= 1_000_000 && ct.OscillatorHz <= 25_000_000
+	if !oscOK {
+		v.fail(p+".oscillator_hz", "%d is not allowed: the MCP2515's crystal is 1000000..25000000 Hz (read it off the can: 8, 12, 16 or 20 MHz)", ct.OscillatorHz)
+	}
+	v.bitTiming(ct, p, oscOK && !v.bad[p+".oscillator_hz"])
+	if ct.TxTimeout < 0 {
+		v.fail(p+".tx_timeout", "%s is not allowed: must not be negative; 0 means never", ct.TxTimeout.D())
+	}
+	if ct.Filters != nil {
+		v.filters(ct.Filters, p+".filters")
+	}
+	v.iface(&ct.Interface, p+".interface")
+	if len(ct.Sim.Peers) > 0 && c.Hardware.Backend != BackendSim {
+		v.warn(p+".sim.peers", "ignored: the %s backend talks to a real bus", c.Hardware.Backend)
+	}
+	for i := range ct.Sim.Peers {
+		v.peer(&ct.Sim.Peers[i], fmt.Sprintf("%s.sim.peers[%d]", p, i))
+	}
+}
+
+func (v checker) spi(s *SPI, p string) {
+	if s.ClockHz < 1_000 || s.ClockHz > 10_000_000 {
+		v.fail(p+".clock_hz", "%d is not allowed: the MCP2515's SPI runs at 1000..10000000 Hz (10 MHz is its datasheet maximum)", s.ClockHz)
+	}
+	switch s.Mode {
+	case 0, 3:
+	case 1, 2:
+		v.fail(p+".mode", "SPI mode %d is not allowed: the MCP2515 supports only modes 0 and 3; use 0", s.Mode)
+	default:
+		v.fail(p+".mode", "%d is out of range: SPI modes are 0..3, and the MCP2515 supports only 0 and 3", s.Mode)
+	}
+	if _, ok := chipSelectPin(s.ChipSelect); !ok {
+		if n, err := strconv.Atoi(strings.TrimPrefix(s.ChipSelect, "gpio")); err == nil && strings.HasPrefix(s.ChipSelect, "gpio") && isSPIDataPin(n) {
+			v.fail(p+".chip_select", "%s is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); write ce0, ce1 or another gpioN", s.ChipSelect)
+		} else {
+			v.fail(p+".chip_select", "%q is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..%d", s.ChipSelect, gpioMax)
+		}
+	}
+	if s.CSActiveHigh {
+		v.warn(p+".cs_active_high", "the MCP2515's chip select is active-low; keep this only if your board inverts the line")
+	}
+}
+
+// chipSelectPin maps ce0, ce1 and gpioN to the BCM GPIO that carries the chip select.
+func chipSelectPin(cs string) (int, bool) {
+	switch cs {
+	case "ce0":
+		return pinCE0, true
+	case "ce1":
+		return pinCE1, true
+	}
+	num, ok := strings.CutPrefix(cs, "gpio")
+	if !ok || num == "" || (len(num) > 1 && num[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || n > gpioMax || isSPIDataPin(n) {
+		return 0, false
+	}
+	return n, true
+}
+
+func isSPIDataPin(n int) bool { return n == pinMISO || n == pinMOSI || n == pinSCLK }
+
+func (v checker) duration(path string, d Duration, most time.Duration) {
+	if d < 0 || d.D() > most {
+		v.fail(path, "%s is not allowed: 0..%s", d.D(), most)
+	}
+}
+
+func (v checker) filters(f *Filters, p string) {
+	v.canID(p+".mask0.id", f.Mask0.ID, f.Mask0.Extended)
+	v.canID(p+".mask1.id", f.Mask1.ID, f.Mask1.Extended)
+	if n := len(f.Filters); n > maxFilters {
+		v.fail(p+".filters", "%d filters given: the MCP2515 has %d (RXF0..RXF5); drop %d", n, maxFilters, n-maxFilters)
+	}
+	for i, flt := range f.Filters {
+		v.canID(fmt.Sprintf("%s.filters[%d].id", p, i), flt.ID, flt.Extended)
+	}
+}
+
+func (v checker) canID(path string, id uint32, extended bool) {
+	switch {
+	case extended && id > maxExtID:
+		v.fail(path, "0x%X is not a 29-bit ID: allowed 0..0x1FFFFFFF", id)
+	case !extended && id > maxStdID:
+		v.fail(path, "0x%X is not an 11-bit standard ID: allowed 0..0x7FF; set extended: true for a 29-bit ID", id)
+	}
+}
+
+func (v checker) iface(in *Interface, p string) {
+	if why := ifNameProblem(in.Name); why != "" {
+		v.fail(p+".name", "%q is not a valid interface name: %s", in.Name, why)
+	}
+	switch {
+	case in.Kind != KindVXCAN && in.Peer != "":
+		v.fail(p+".peer", "only a vxcan pair has a peer; remove peer or set kind: vxcan")
+	case in.Kind == KindVXCAN:
+		if why := ifNameProblem(in.Peer); why != "" {
+			v.fail(p+".peer", "%q is not a valid interface name: %s", in.Peer, why)
+		} else if in.Peer == in.Name {
+			v.fail(p+".peer", "%q is the interface's own name; the two ends of a vxcan pair need different names", in.Peer)
+		}
+	}
+	if in.RcvBuf < 4096 || in.RcvBuf > 1<<30 {
+		v.fail(p+".rcvbuf", "%d is not allowed: the socket receive buffer is 4096..1073741824 bytes (default %d)", in.RcvBuf, DefaultRcvBuf)
+	}
+}
+
+// ifNameProblem says why name is not a valid Linux interface name (the kernel's
+// dev_valid_name), or "".
+func ifNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "it is empty"
+	case len(name) > ifNameMax:
+		return fmt.Sprintf("%d characters, Linux allows at most %d", len(name), ifNameMax)
+	case name == "." || name == "..":
+		return "it is reserved"
+	}
+	for _, r := range name {
+		if r == '/' || r == ':' || unicode.IsSpace(r) || r == 0 {
+			return "it may not contain '/', ':' or white space"
+		}
+	}
+	return ""
+}
+
+func (v checker) peer(sp *SimPeer, p string) {
+	if !v.has(p + ".kind") {
+		v.fail(p+".kind", "required; allowed: %s", strings.Join(SimPeerKind("").choices(), ", "))
+		return
+	}
+	sends := sp.Kind == PeerPeriodic || sp.Kind == PeerLoad
+	if sends && len(sp.IDs) == 0 {
+		v.fail(p+".ids", "a %s peer needs at least one ID, e.g. ids: [0x100]", sp.Kind)
+	}
+	if !sends && v.has(p+".ids") {
+		v.fail(p+".ids", "an %s peer sends no IDs of its own (it answers with ID + id_offset); remove ids", sp.Kind)
+	}
+	for i, id := range sp.IDs {
+		v.canID(fmt.Sprintf("%s.ids[%d]", p, i), id, sp.Extended)
+	}
+	if sp.Kind == PeerPeriodic && sp.Period <= 0 {
+		v.fail(p+".period", "%s is not allowed: a periodic peer needs a period above 0, e.g. 100ms", sp.Period.D())
+	}
+	if *sp.DLC > 8 {
+		v.fail(p+".dlc", "%d is not allowed: a classic CAN frame carries 0..8 bytes", *sp.DLC)
+	}
+	if sp.Kind != PeerAnswer && v.has(p+".id_offset") {
+		v.fail(p+".id_offset", "applies only to answer peers; remove it")
+	}
+	switch {
+	case sp.Kind != PeerLoad && v.has(p+".load_percent"):
+		v.fail(p+".load_percent", "applies only to load peers; remove it")
+	case sp.Kind == PeerLoad && !v.has(p+".load_percent"):
+		v.fail(p+".load_percent", "required for a load peer: its share of bus time, 1..100")
+	case sp.Kind == PeerLoad && (sp.LoadPercent < 1 || sp.LoadPercent > 100):
+		v.fail(p+".load_percent", "%s is not allowed: a share of bus time, 1..100", fmtFloat(sp.LoadPercent))
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// perMilleOf turns a sample point fraction into the kernel's per mille.
+func perMilleOf(sp float64) uint32 { return uint32(math.Round(sp * 1000)) }
