@@ -1,0 +1,69 @@
+package mcpchip
+
+import "cand/mcp2515"
+
+// Error confinement (datasheet §6): TEC/REC, EFLG, bus-off and its recovery.
+
+// errState recomputes bus-off, TEC/REC and EFLG[5:0]; a change of EFLG sets ERRIF.
+func (c *Chip) errState(at int64) {
+	if c.tec > 255 && !c.busOff {
+		c.busOff = true
+		c.restartRecovery(at)
+	}
+	if c.rec > 255 {
+		c.rec = 255
+	}
+	var e uint8
+	if c.tec >= 96 {
+		e |= mcp2515.EFLGTXWAR | mcp2515.EFLGEWARN
+	}
+	if c.rec >= 96 {
+		e |= mcp2515.EFLGRXWAR | mcp2515.EFLGEWARN
+	}
+	if c.tec >= 128 {
+		e |= mcp2515.EFLGTXEP
+	}
+	if c.rec >= 128 {
+		e |= mcp2515.EFLGRXEP
+	}
+	if c.busOff {
+		e |= mcp2515.EFLGTXBO
+	}
+	tec := c.tec
+	if tec > 255 {
+		tec = 255
+	}
+	c.r[mcp2515.RegTEC], c.r[mcp2515.RegREC] = uint8(tec), uint8(c.rec)
+	if old := c.r[mcp2515.RegEFLG]; old&^mcp2515.EFLGOVRMask != e {
+		c.r[mcp2515.RegEFLG] = old&mcp2515.EFLGOVRMask | e
+		c.setFlags(mcp2515.IntERR, at)
+	}
+}
+
+// restartRecovery starts counting the 128 × 11 recessive bits from now.
+func (c *Chip) restartRecovery(at int64) {
+	if !c.busOff || !c.onBus {
+		return
+	}
+	c.busOffSeq = c.bus.RecessiveSequences(at)
+	c.bus.Schedule(c.recovTimer, c.bus.NextRecessiveSequence(c.busOffSeq+128))
+}
+
+// checkRecovery: after 128 sequences of 11 recessive bits the chip is error-active
+// again with TEC = REC = 0. Sleep and Configuration mode suspend the count.
+func (c *Chip) checkRecovery(at int64) {
+	if !c.busOff {
+		return
+	}
+	if m := c.opmod(); m == mcp2515.ModeSleep || m == mcp2515.ModeConfig {
+		return // requestMode restarts the count
+	}
+	if c.bus.RecessiveSequences(at)-c.busOffSeq >= 128 {
+		c.busOff = false
+		c.tec, c.rec = 0, 0
+		c.errState(at)
+		c.kickTx(at)
+		return
+	}
+	c.bus.Schedule(c.recovTimer, c.bus.NextRecessiveSequence(c.busOffSeq+128))
+}

@@ -1,0 +1,76 @@
+package mcpchip
+
+import "cand/mcp2515"
+
+// requestMode applies CANCTRL.REQOP: at once, or when the frame on the wire ends.
+// Reserved REQOP values (101..111) are ignored: OPMOD stays.
+func (c *Chip) requestMode(at int64) {
+	if c.txBuf >= 0 {
+		c.modeWait = true
+		return
+	}
+	c.modeWait = false
+	req := c.r[mcp2515.RegCANCTRL] & mcp2515.CANCTRLREQOP
+	if req > mcp2515.ModeConfig || req == c.opmod() {
+		return
+	}
+	c.r[mcp2515.RegCANSTAT] = c.r[mcp2515.RegCANSTAT]&^mcp2515.CANSTATOPMOD | req
+	if c.busOff {
+		c.restartRecovery(at)
+	}
+	c.kickTx(at)
+}
+
+// modeDone is called when the frame on the wire ended: a waiting mode change applies.
+func (c *Chip) modeDone(at int64) {
+	if c.modeWait {
+		c.requestMode(at)
+	}
+}
+
+// wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows.
+func (c *Chip) wake(at int64) {
+	c.r[mcp2515.RegCANCTRL] = c.r[mcp2515.RegCANCTRL]&^mcp2515.CANCTRLREQOP | mcp2515.ModeListenOnly
+	c.requestMode(at)
+}
+
+// bitNs is the chip's nominal bit time from CNF1..3 (datasheet §5): TQ = 2·(BRP+1)/Fosc;
+// bit = SyncSeg(1) + PropSeg + PS1 + PS2 TQ, PS2 from CNF3 if BTLMODE, else max(PS1, 2).
+func (c *Chip) bitNs() int64 {
+	brp, tq := c.timing()
+	return 2 * brp * tq * 1_000_000_000 / int64(c.osc)
+}
+
+// timing returns BRP+1 and the bit length in TQ from CNF1..3.
+func (c *Chip) timing() (brp, tq int64) {
+	cnf1, cnf2, cnf3 := c.r[mcp2515.RegCNF1], c.r[mcp2515.RegCNF2], c.r[mcp2515.RegCNF3]
+	brp = int64(cnf1&mcp2515.CNF1BRP) + 1
+	prop := int64(cnf2&mcp2515.CNF2PRSEG) + 1
+	ps1 := int64(cnf2&mcp2515.CNF2PHSEG1>>mcp2515.CNF2PHSEG1Sh) + 1
+	ps2 := ps1
+	if ps2 < 2 {
+		ps2 = 2
+	}
+	if cnf2&mcp2515.CNF2BTLMODE != 0 {
+		ps2 = int64(cnf3&mcp2515.CNF3PHSEG2) + 1
+	}
+	return brp, 1 + prop + ps1 + ps2
+}
+
+// Garbled implements canbus.Garbler: the chip's bit time is more than 1.5 % off the
+// bus's, so it cannot follow the bus.
+func (c *Chip) Garbled(at int64) bool {
+	if !c.onBus {
+		return false
+	}
+	brp, tq := c.timing()
+	den := 2 * brp * tq * int64(c.bus.Bitrate()) // oscillator Hz this timing needs
+	d := int64(c.osc) - den
+	if d < 0 {
+		d = -d
+	}
+	return d*1000 > den*15
+}
+
+// chipBits is n bits at the chip's own bit time (loopback).
+func (c *Chip) chipBits(n int) int64 { return int64(n) * c.bitNs() }
