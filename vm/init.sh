@@ -18,6 +18,7 @@ mount -t tmpfs tmpfs /run
 echo "vm: init started at $(cut -d" " -f1 /proc/uptime) s of guest uptime"
 
 arg() { # arg NAME DEFAULT: value of NAME= on the kernel command line
+	local w
 	for w in $(cat /proc/cmdline); do
 		case $w in "$1="*) echo "${w#*=}"; return ;; esac
 	done
@@ -29,11 +30,11 @@ fail() { echo "VMTEST FAIL $1: $2"; }
 alive() { [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null; }
 # poll SECONDS CMD...: run CMD every 0.1 s until it succeeds; fail after SECONDS.
 poll() {
-	n=$(($1 * 10))
+	local tries=$(($1 * 10))
 	shift
 	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
+		tries=$((tries - 1))
+		[ $tries -gt 0 ] || return 1
 		sleep 0.1
 	done
 }
@@ -58,7 +59,7 @@ stop() { # stop PID SECONDS: SIGTERM, wait up to SECONDS, then SIGKILL; sets $rc
 id3() { printf '%03X' "$(($1))"; } # hex ID as cangen and candump write it
 
 load_modules() {
-	ok=1
+	local ok=1 m out
 	for m in $(cat /etc/modules.order); do
 		out=$(insmod "/lib/modules/$m" 2>&1) || { fail vm/modules "insmod $m: $out"; ok=0; }
 	done
@@ -134,6 +135,8 @@ cand_test() {
 	echo "--- cand stderr (last 20 lines) ---"
 	tail -n 20 /tmp/cand.err
 }
+
+# Scenario variables are global; helpers above use only locals and $rc.
 
 # shell: interactive; networking for the metrics port forward, cand in the background.
 shell() {
