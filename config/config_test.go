@@ -84,6 +84,8 @@ func TestParseErrors(t *testing.T) {
 			"x.yaml:1:1: controllers: at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000"},
 		{"syntax error", "x.yaml", "controllers:\n  - bitrate: 1\n - x: [\n",
 			"x.yaml:2: YAML syntax: did not find expected key"},
+		{"control character", "x.yaml", "a: \x01\n",
+			"x.yaml: YAML syntax: control characters are not allowed"},
 		{"merge key", "x.yaml", "base: &b {bitrate: 500000}\n",
 			"x.yaml:1:1: base: unknown key; allowed keys: hardware, realtime, metrics, controllers\n" +
 				"x.yaml:1:1: controllers: at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000"},

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -62,7 +63,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // syntaxProblem turns yaml.v3's "yaml: line 3: message" into a located problem.
 func syntaxProblem(name string, err error) Problem {
-	p := Problem{File: name, Message: "YAML syntax: " + err.Error()}
+	p := Problem{File: name, Message: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		p.Line, _ = strconv.Atoi(m[1])
 		p.Message = "YAML syntax: " + m[2]
