@@ -30,7 +30,9 @@ type SPIOptions struct {
 	// PollBudget is the wait a transfer spins through; a longer wait for bytes in
 	// flight sleeps for all but PollBudget of it. 0 means DefaultPollBudget.
 	PollBudget time.Duration
-	// Sleep is called for the long waits (nil: time.Sleep).
+	// Sleep is called for the long waits. nil means nanosleep(2) on Linux, which
+	// blocks the (locked) owner thread for about the time asked; time.Sleep goes
+	// through the runtime's timers, whose sub-millisecond sleeps take ~1 ms.
 	Sleep func(time.Duration)
 }
 
@@ -68,7 +70,7 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 		s.budgetNs = int64(DefaultPollBudget)
 	}
 	if s.sleep == nil {
-		s.sleep = time.Sleep
+		s.sleep = threadSleep
 	}
 	return s
 }

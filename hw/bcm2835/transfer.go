@@ -74,6 +74,12 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 			now := mono.Now()
 			inflight := int64(txi - rxi)
 			if now-last > stallFactor*inflight*d.slowByte+stallFloorNs {
+				// Look again after reading the clock: if this thread was
+				// descheduled between the status read and the clock read,
+				// the bytes may have arrived meanwhile.
+				if r.Load(SPICS)&CSRXD != 0 {
+					continue
+				}
 				return d.stuck(cs, n, rxi, t)
 			}
 			if maySleep {
@@ -116,7 +122,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	}
 	t.LastByte = last
 	for r.Load(SPICS)&CSDONE == 0 {
-		if mono.Now()-last > stallFactor*d.slowByte+stallFloorNs {
+		if mono.Now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
 			return d.stuck(cs, n, rxi, t)
 		}
 	}
