@@ -1,0 +1,281 @@
+package bcm2835_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"cand/hw/bcm2835"
+	"cand/internal/mono"
+	"cand/sim/soc"
+)
+
+const core = 250_000_000
+
+// echo is an SPI slave that answers each byte with its complement and counts.
+type echo struct {
+	active bool
+	n      int
+}
+
+func (e *echo) SetCS(active bool, at int64) { e.active = active }
+func (e *echo) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte {
+	e.n++
+	return ^mosi
+}
+
+// logRegs wraps a Regs and logs every access to it.
+type logRegs struct {
+	r   bcm2835.Regs
+	log []string
+}
+
+func (l *logRegs) Load(off uint32) uint32 {
+	v := l.r.Load(off)
+	l.log = append(l.log, fmt.Sprintf("L%02x", off))
+	return v
+}
+
+func (l *logRegs) Store(off, v uint32) {
+	l.log = append(l.log, fmt.Sprintf("S%02x=%x", off, v))
+	l.r.Store(off, v)
+}
+
+type rig struct {
+	soc  *soc.SoC
+	gpio *bcm2835.GPIO
+	spi  *bcm2835.SPI
+	sl   *echo
+}
+
+func newRig(t testing.TB, regs func(bcm2835.Regs) bcm2835.Regs, opt bcm2835.SPIOptions) *rig {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	for _, p := range []int{bcm2835.PinCE0, bcm2835.PinCE1, bcm2835.PinMISO, bcm2835.PinMOSI, bcm2835.PinSCLK} {
+		g.SetFunction(p, bcm2835.FselAlt0)
+	}
+	sl := &echo{}
+	if err := s.AttachSPI(sl, bcm2835.PinCE0, false); err != nil {
+		t.Fatal(err)
+	}
+	var r bcm2835.Regs = s.SPI0()
+	if regs != nil {
+		r = regs(r)
+	}
+	opt.CoreClockHz = core
+	return &rig{soc: s, gpio: g, spi: bcm2835.NewSPI(r, g, opt), sl: sl}
+}
+
+func (r *rig) device(t testing.TB, cfg bcm2835.DeviceConfig) *bcm2835.Device {
+	d, err := r.spi.Device(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+var ce0 = bcm2835.DeviceConfig{ClockHz: 10_000_000, Mode: 0, CS: bcm2835.ChipSelect{Native: 0}}
+
+// The register sequence of a 2-byte transfer on CE0 in mode 3: set-up, TA, prefill,
+// then only status and FIFO reads, then TA off with DONE written.
+func TestTransferRegisterSequence(t *testing.T) {
+	var lr *logRegs
+	r := newRig(t, func(in bcm2835.Regs) bcm2835.Regs { lr = &logRegs{r: in}; return lr }, bcm2835.SPIOptions{})
+	cfg := ce0
+	cfg.Mode = 3
+	d := r.device(t, cfg)
+	if want := []string{"S00=3"}; !equal(lr.log, want) {
+		t.Fatalf("Device wrote %v, want %v (TA off, CS none: every CE idles inactive)", lr.log, want)
+	}
+	lr.log = nil
+	rx := make([]byte, 2)
+	if err := d.Transfer([]byte{0xA0, 0x0F}, rx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rx[0] != 0x5F || rx[1] != 0xF0 {
+		t.Fatalf("rx = % x, want 5f f0", rx)
+	}
+	head := []string{"S00=3c", "S08=1a", "S00=8c", "S04=a0", "S04=f"}
+	tail := []string{"S00=1000c"}
+	log := lr.log
+	if len(log) < len(head)+len(tail) || !equal(log[:len(head)], head) || !equal(log[len(log)-1:], tail) {
+		t.Fatalf("register log %v: want it to start %v and end %v", log, head, tail)
+	}
+	fifoReads := 0
+	for _, a := range log[len(head) : len(log)-1] {
+		switch a {
+		case "L00":
+		case "L04":
+			fifoReads++
+		default:
+			t.Fatalf("unexpected access %s while waiting, log %v", a, log)
+		}
+	}
+	if fifoReads != 2 {
+		t.Fatalf("%d FIFO reads, want 2: %v", fifoReads, log)
+	}
+	if st := r.soc.SPI0().Stats(); st.DoneWrites != 1 || st.Underflows != 0 || st.LostWrites != 0 {
+		t.Fatalf("model stats %+v", st)
+	}
+}
+
+func equal(a, b []string) bool { return strings.Join(a, " ") == strings.Join(b, " ") }
+
+func TestTransferTiming(t *testing.T) {
+	slept := 0
+	r := newRig(t, nil, bcm2835.SPIOptions{Sleep: func(d time.Duration) { slept++; time.Sleep(d) }})
+	d := r.device(t, ce0)
+	if d.SCLKHz() != 9_615_384 || d.CDIV() != 26 || d.ByteNs() != 936 {
+		t.Fatalf("SCLK %d CDIV %d byte %d ns, want 9615384, 26, 936", d.SCLKHz(), d.CDIV(), d.ByteNs())
+	}
+	for _, n := range []int{2, 14, 200} {
+		tx, rx := make([]byte, n), make([]byte, n)
+		var tm bcm2835.Timing
+		before := mono.Now()
+		if err := d.Transfer(tx, rx, &tm); err != nil {
+			t.Fatal(err)
+		}
+		after := mono.Now()
+		if tm.WireNs != int64(n)*936 {
+			t.Errorf("%d bytes: WireNs %d, want %d", n, tm.WireNs, n*936)
+		}
+		if !(before <= tm.CSDown && tm.CSDown < tm.FirstByte && tm.FirstByte <= tm.LastByte && tm.LastByte <= tm.CSUp && tm.CSUp <= after) {
+			t.Errorf("%d bytes: stamps out of order: %+v", n, tm)
+		}
+		if tm.CSUp-tm.CSDown < tm.WireNs || tm.FirstByte-tm.CSDown < 936 {
+			t.Errorf("%d bytes: faster than the wire: %+v", n, tm)
+		}
+		if n < 20 && tm.Slept { // wire time under the budget: never sleeps
+			t.Errorf("%d bytes (%d ns of wire, budget 20 µs) slept", n, tm.WireNs)
+		}
+		for i := range rx {
+			if rx[i] != 0xFF {
+				t.Fatalf("%d bytes: rx[%d] = %#x", n, i, rx[i])
+			}
+		}
+	}
+	// At 1 MHz the 64 bytes in flight take 576 µs, far beyond the budget however
+	// slowly this machine runs the driver: it sleeps.
+	slow := r.device(t, bcm2835.DeviceConfig{ClockHz: 1_000_000, CS: bcm2835.ChipSelect{Native: 0}})
+	slept = 0
+	var tm bcm2835.Timing
+	if err := slow.Transfer(make([]byte, 200), nil, &tm); err != nil {
+		t.Fatal(err)
+	}
+	if !tm.Slept || slept == 0 {
+		t.Errorf("200 bytes at 1 MHz: Slept %v, %d Sleep calls", tm.Slept, slept)
+	}
+}
+
+func TestTransferDoesNotAllocate(t *testing.T) {
+	r := newRig(t, nil, bcm2835.SPIOptions{})
+	d := r.device(t, ce0)
+	dg := r.device(t, bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: -1, GPIO: 22}})
+	for _, n := range []int{2, 14} {
+		tx, rx := make([]byte, n), make([]byte, n)
+		var tm bcm2835.Timing
+		for _, dev := range []*bcm2835.Device{d, dg} {
+			if a := testing.AllocsPerRun(50, func() {
+				if err := dev.Transfer(tx, rx, &tm); err != nil {
+					panic(err)
+				}
+			}); a != 0 {
+				t.Errorf("%d-byte transfer: %v allocations", n, a)
+			}
+		}
+		if a := testing.AllocsPerRun(50, func() { d.Transfer(tx, nil, nil) }); a != 0 {
+			t.Errorf("%d-byte write-only transfer without timing: %v allocations", n, a)
+		}
+	}
+}
+
+// deadSPI0 is a controller that never clocks: TA is stored, nothing ever arrives.
+type deadSPI0 struct{ cs uint32 }
+
+func (d *deadSPI0) Load(off uint32) uint32 {
+	if off == bcm2835.SPICS {
+		return d.cs | bcm2835.CSTXD
+	}
+	return 0
+}
+func (d *deadSPI0) Store(off, v uint32) {
+	if off == bcm2835.SPICS {
+		d.cs = v
+	}
+}
+
+func TestTransferDeadController(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	dead := &deadSPI0{}
+	spi := bcm2835.NewSPI(dead, g, bcm2835.SPIOptions{CoreClockHz: core})
+	d, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: -1, GPIO: 22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tm bcm2835.Timing
+	err = d.Transfer([]byte{1, 2, 3}, make([]byte, 3), &tm)
+	if err == nil || !strings.Contains(err.Error(), "SPI0 stopped after 0 of 3 bytes") || !strings.Contains(err.Error(), "spi-bcm2835") {
+		t.Fatalf("err = %v", err)
+	}
+	if dead.cs&bcm2835.CSTA != 0 || dead.cs&bcm2835.CSDONE == 0 {
+		t.Errorf("after the failure CS = %#x: want TA off and DONE written", dead.cs)
+	}
+	if !g.Level(22) {
+		t.Error("GPIO chip select left active after the failure")
+	}
+}
+
+func TestDeviceValidation(t *testing.T) {
+	r := newRig(t, nil, bcm2835.SPIOptions{})
+	for _, c := range []struct {
+		cfg  bcm2835.DeviceConfig
+		want string
+	}{
+		{bcm2835.DeviceConfig{ClockHz: 1e6, Mode: 4}, "SPI mode 4"},
+		{bcm2835.DeviceConfig{}, "0 Hz"},
+		{bcm2835.DeviceConfig{ClockHz: 1e6, CS: bcm2835.ChipSelect{Native: 2}}, "chip select 2"},
+		{bcm2835.DeviceConfig{ClockHz: 1e6, CS: bcm2835.ChipSelect{Native: -1, GPIO: 54}}, "GPIO54 does not exist"},
+	} {
+		if _, err := r.spi.Device(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Device(%+v) err = %v, want it to say %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := bcm2835.NewSPI(r.soc.SPI0(), nil, bcm2835.SPIOptions{}).Device(ce0); err == nil || !strings.Contains(err.Error(), "CoreClockHz") {
+		t.Errorf("no core clock: err = %v", err)
+	}
+	d := r.device(t, ce0)
+	if err := d.Transfer(make([]byte, 3), make([]byte, 2), nil); err == nil || !strings.Contains(err.Error(), "len(rx) == len(tx)") {
+		t.Errorf("rx length mismatch: err = %v", err)
+	}
+	if err := d.Transfer(nil, nil, nil); err != nil || r.sl.n != 0 {
+		t.Errorf("empty transfer: err %v, %d bytes shifted", err, r.sl.n)
+	}
+}
+
+// A Pi 3 whose core clock idles at 250 MHz while the divider was sized for 400:
+// SCLK drops, the transfer takes longer, and it still completes.
+func TestTransferSlowerCoreClock(t *testing.T) {
+	s := soc.New(400_000_000, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	g.SetFunction(bcm2835.PinCE0, bcm2835.FselAlt0)
+	sl := &echo{}
+	s.AttachSPI(sl, bcm2835.PinCE0, false)
+	spi := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: 400_000_000, MinCoreClockHz: 250_000_000})
+	d, err := spi.Device(ce0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := d.SCLKRange(); lo != 6_250_000 || hi != 10_000_000 {
+		t.Fatalf("SCLK range %d..%d, want 6250000..10000000", lo, hi)
+	}
+	s.SetCoreClockHz(250_000_000)
+	var tm bcm2835.Timing
+	if err := d.Transfer(make([]byte, 10), make([]byte, 10), &tm); err != nil {
+		t.Fatal(err)
+	}
+	if slow := bcm2835.WireNs(250_000_000, 40, 10); tm.CSUp-tm.CSDown < slow {
+		t.Fatalf("10 bytes at 6.25 MHz took %d ns, less than their wire time %d", tm.CSUp-tm.CSDown, slow)
+	}
+}
