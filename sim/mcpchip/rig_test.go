@@ -96,7 +96,7 @@ func (r *rig) setup500k(mode uint8) {
 	r.write(mcp2515.RegRXB1CTRL, 0x60)
 	r.write(mcp2515.RegCANINTE, 0xBF)
 	r.write(mcp2515.RegCANCTRL, mode)
-	if got := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; got != mode {
+	if got := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; got != mode&mcp2515.CANCTRLREQOP {
 		r.t.Fatalf("OPMOD = %#02x after requesting %#02x", got, mode)
 	}
 }
