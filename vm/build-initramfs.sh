@@ -107,7 +107,12 @@ if [ ! -s "$img" ]; then
 
 	cp "$here/init.sh" init
 	chmod 755 init
-	printf 'export PATH=/sbin:/usr/sbin:/bin:/usr/bin\nexport PS1="cand-vm:\\w# "\n' >etc/profile
+	cat >etc/profile <<'PROFILE'
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin
+export PS1='cand-vm:\w# '
+# Debian's busybox sh runs its own applets before PATH; prefer iproute2's ip.
+[ -L /sbin/ip ] || ip() { /sbin/ip "$@"; }
+PROFILE
 	[ -z "$cand" ] || install -m 755 "$cand" usr/bin/cand
 	[ -z "$config" ] || install -m 644 "$config" etc/cand.yaml
 	for e in $extras; do

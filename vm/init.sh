@@ -8,6 +8,8 @@
 # Markers on the console: VMTEST BEGIN <scenario>, VMTEST PASS <check>,
 # VMTEST FAIL <check>: <reason>, VMTEST DONE.
 export PATH=/sbin:/usr/sbin:/bin:/usr/bin
+# Debian's busybox sh runs its own applets before PATH; prefer iproute2's ip when present.
+[ -L /sbin/ip ] || ip() { /sbin/ip "$@"; }
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
