@@ -297,18 +297,18 @@ func (b *Bus) RecessiveSequences(at int64) int64 {
 	return n
 }
 
-// NextRecessiveSequence is the earliest time RecessiveSequences can reach n, if the
-// bus stays idle. Lock held.
+// NextRecessiveSequence is the earliest time RecessiveSequences can reach n: exact
+// while the bus stays recessive, a lower bound while it is dominant. Lock held.
 func (b *Bus) NextRecessiveSequence(n int64) int64 {
-	from := b.recSince
-	if !b.recessive || from < b.now {
-		from = b.now
+	from := b.now
+	if b.recessive {
+		from = b.recSince
 	}
-	have := b.RecessiveSequences(from)
-	if have >= n {
-		return from
+	t := from + (n-b.seq)*b.Bits(11)
+	if t < b.now {
+		t = b.now
 	}
-	return from + b.Bits(11)*(n-have)
+	return t
 }
 
 func (b *Bus) goDominant(at int64) {
