@@ -85,10 +85,13 @@ type Chip struct {
 	stats Stats
 }
 
-// New returns a powered-on chip with an oscHz crystal, attached to bus. bus may be
-// nil: the chip then lives in a private world without a wire (register-only tests;
-// loopback still works).
+// New returns a powered-on chip with an oscHz crystal (0 means 16 MHz), attached to
+// bus. bus may be nil: the chip then lives in a private world without a wire
+// (register-only tests; loopback still works).
 func New(oscHz uint32, bus *canbus.Bus) *Chip {
+	if oscHz == 0 {
+		oscHz = 16_000_000
+	}
 	c := &Chip{bus: bus, osc: oscHz, intHigh: true, txBuf: -1, cand: -1}
 	if bus == nil {
 		c.bus = canbus.New(0)
