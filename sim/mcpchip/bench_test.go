@@ -27,6 +27,7 @@ func BenchmarkReceiveFrame(b *testing.B) {
 	t := &testing.T{}
 	r, _, ps := busRig(t, listener("a"))
 	r.setup500k(mcp2515.ModeNormal)
+	r.c.OnINT(func(bool, int64) {})
 	f := can.Frame{ID: 0x10, Length: 8}
 	b.ReportAllocs()
 	b.ResetTimer()
