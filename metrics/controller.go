@@ -67,6 +67,15 @@ type Controller struct {
 	SocketDrops      *Counter // cand_socket_drops_total (SO_RXQ_OVFL)
 	RXOrderUncertain *Counter // cand_rx_order_uncertain_total
 	SPIBytes         *Counter // cand_spi_bytes_total
+	SPIErrors        *Counter // cand_spi_errors_total
+	SocketWriteErrs  *Counter // cand_rx_socket_errors_total: frames the socket refused (ENOBUFS/EAGAIN)
+	TXInvalid        *Counter // cand_tx_invalid_total: records read from the socket that are no CAN 2.0 frame
+	MessageErrors    *Counter // cand_message_errors_total (MERRF)
+	IntEdges         *Counter // cand_int_edges_total: edge events read from the INT line
+	IntEventsLost    *Counter // cand_int_events_lost_total: edge events the kernel dropped (seqno gaps)
+	PolledInts       *Counter // cand_polled_interrupts_total: interrupts found by the INT poll window
+	RXSPITransfers   *Counter // cand_rx_spi_transfers_total: SPI transfers spent in interrupt handling
+	RXSPIBytes       *Counter // cand_rx_spi_bytes_total: bytes of those transfers
 	Polls            *Counter // cand_waits_total{completion="poll"}
 	Sleeps           *Counter // cand_waits_total{completion="sleep"}
 
@@ -107,6 +116,15 @@ func newController(name, iface string, created time.Time) *Controller {
 		SocketDrops:      new(Counter),
 		RXOrderUncertain: new(Counter),
 		SPIBytes:         new(Counter),
+		SPIErrors:        new(Counter),
+		SocketWriteErrs:  new(Counter),
+		TXInvalid:        new(Counter),
+		MessageErrors:    new(Counter),
+		IntEdges:         new(Counter),
+		IntEventsLost:    new(Counter),
+		PolledInts:       new(Counter),
+		RXSPITransfers:   new(Counter),
+		RXSPIBytes:       new(Counter),
 		Polls:            new(Counter),
 		Sleeps:           new(Counter),
 		BusState:         new(Gauge),

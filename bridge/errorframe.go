@@ -1,0 +1,44 @@
+package bridge
+
+import (
+	"cand/mcp2515"
+	"cand/socketcan"
+)
+
+// errorFrameFor maps what the chip reported to a SocketCAN error frame in the
+// kernel's format (linux/can/error.h), as the kernel's mcp251x does, plus the
+// error counters (CAN_ERR_CNT, data[6] = TEC, data[7] = REC) that mcp251x omits.
+func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
+	var ef socketcan.ErrorFrame
+	switch {
+	case e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff:
+		ef.Class |= socketcan.CAN_ERR_BUSOFF
+	case e.State != e.Prev && e.State > e.Prev:
+		ef.Class |= socketcan.CAN_ERR_CRTL
+		switch {
+		case e.TXPassive:
+			ef.Data[1] |= socketcan.CAN_ERR_CRTL_TX_PASSIVE
+		case e.RXPassive:
+			ef.Data[1] |= socketcan.CAN_ERR_CRTL_RX_PASSIVE
+		case e.TXWarning:
+			ef.Data[1] |= socketcan.CAN_ERR_CRTL_TX_WARNING
+		case e.RXWarning:
+			ef.Data[1] |= socketcan.CAN_ERR_CRTL_RX_WARNING
+		}
+	case e.State != e.Prev && e.State == mcp2515.StateErrorActive:
+		ef.Class |= socketcan.CAN_ERR_CRTL
+		ef.Data[1] |= socketcan.CAN_ERR_CRTL_ACTIVE
+	}
+	if e.RX0Overflow || e.RX1Overflow {
+		ef.Class |= socketcan.CAN_ERR_CRTL
+		ef.Data[1] |= socketcan.CAN_ERR_CRTL_RX_OVERFLOW
+	}
+	if e.MessageError {
+		ef.Class |= socketcan.CAN_ERR_PROT
+	}
+	if ef.Class != 0 {
+		ef.Class |= socketcan.CAN_ERR_CNT
+		ef.Data[6], ef.Data[7] = e.TEC, e.REC
+	}
+	return ef
+}

@@ -1,0 +1,151 @@
+package bridge
+
+import (
+	"go.einride.tech/can"
+
+	"cand/hw/gpio"
+	"cand/internal/mono"
+	"cand/mcp2515"
+	"cand/metrics"
+	"cand/socketcan"
+)
+
+// Port is one MCP2515 with its interrupt line and its SocketCAN socket.
+type Port struct {
+	Name string
+	Ctl  *mcp2515.Controller
+	// IntFd delivers the INT line's edge events (struct gpio_v2_line_event records):
+	// the GPIO character device's line request fd, or the simulator's pipe.
+	IntFd int
+	// SockFd is the raw CAN socket (or, in tests, one end of a SOCK_SEQPACKET pair).
+	SockFd int
+	M      *metrics.Controller
+	// ErrorFrames: send SocketCAN error frames for state changes and overflows.
+	ErrorFrames bool
+	// Reinit is called (on the owner thread) when the chip reset itself or went
+	// bus-off and must be brought back; nil = Ctl.Init.
+	Reinit func() error
+
+	spi *SPI // the transport, for per-interrupt CS timing
+
+	// per-interrupt state
+	edgeNs int64 // kernel timestamp of the INT edge being handled
+
+	// TX
+	sockReadable bool     // edge-triggered: set on EPOLLIN, cleared on EAGAIN
+	txReadNs     [3]int64 // when each TX buffer's frame was read from the socket
+	rxBuf        [16]byte
+	txBuf        [16]byte
+	errBuf       [16]byte
+	evBuf        [16 * gpio.EventSize]byte
+	ev           [16]gpio.Event
+	seq          gpio.SeqTracker
+	drops        uint32 // SO_RXQ_OVFL: kernel's drop count for our receive queue
+	lastDrops    uint32
+
+	needReinit bool
+	stuck      bool // INT still asserted after HandleInterrupt's bound
+}
+
+// NewPort wires a controller to its INT line and socket. spi must be the transport
+// the controller was built on.
+func NewPort(name string, ctl *mcp2515.Controller, spi *SPI, intFd, sockFd int, m *metrics.Controller, errorFrames bool) *Port {
+	return &Port{Name: name, Ctl: ctl, spi: spi, IntFd: intFd, SockFd: sockFd, M: m, ErrorFrames: errorFrames}
+}
+
+// Received implements mcp2515.Sink: the frame is written to the socket at once.
+func (p *Port) Received(f *can.Frame) {
+	socketcan.Encode(&p.rxBuf, *f)
+	if err := socketcan.WriteFrame(p.SockFd, &p.rxBuf); err != nil {
+		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
+		// it. Counted, never silent.
+		p.M.SocketWriteErrs.Inc()
+		return
+	}
+	now := mono.Now()
+	p.M.RXFrames.Inc()
+	p.M.RXBytes.Add(uint64(f.Length))
+	if p.edgeNs != 0 {
+		p.M.RXEndToEnd.Observe(now - p.edgeNs)
+	}
+}
+
+// Transmitted implements mcp2515.Sink.
+func (p *Port) Transmitted(buf int) {
+	now := mono.Now()
+	p.M.TXFrames.Inc()
+	if t := p.txReadNs[buf]; t != 0 {
+		p.M.TXSocketToDone.Observe(now - t)
+		p.txReadNs[buf] = 0
+	}
+}
+
+// Error implements mcp2515.Sink.
+func (p *Port) Error(e *mcp2515.ErrorEvent) {
+	if e.ChipReset {
+		p.M.ChipResets.Inc()
+		p.needReinit = true
+		return
+	}
+	p.M.BusState.Set(int64(e.State))
+	p.M.TEC.Set(int64(e.TEC))
+	p.M.REC.Set(int64(e.REC))
+	if e.RX0Overflow {
+		p.M.RXOverflows.Inc()
+	}
+	if e.RX1Overflow {
+		p.M.RXOverflows.Inc()
+	}
+	if e.MessageError {
+		p.M.MessageErrors.Inc()
+	}
+	if e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff {
+		p.M.BusOffs.Inc()
+	}
+	if !p.ErrorFrames {
+		return
+	}
+	ef := errorFrameFor(e)
+	if ef.Class == 0 {
+		return
+	}
+	ef.Encode(&p.errBuf)
+	if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
+		p.M.SocketWriteErrs.Inc()
+		return
+	}
+	p.M.ErrorFrames.Inc()
+}
+
+// interrupt handles one INT assertion whose edge the kernel stamped at edgeNs.
+func (p *Port) interrupt(edgeNs int64) error {
+	start := mono.Now()
+	p.M.Interrupts.Inc()
+	p.edgeNs = edgeNs
+	if edgeNs != 0 {
+		p.M.IntToHandler.Observe(start - edgeNs)
+	}
+	p.spi.BeginInterrupt(start)
+	done, err := p.Ctl.HandleInterrupt(p)
+	if err != nil {
+		return err
+	}
+	p.spi.EndInterrupt()
+	p.stuck = !done
+	if edgeNs != 0 {
+		p.M.IntHandled.Observe(mono.Now() - edgeNs)
+	}
+	p.edgeNs = 0
+	if p.needReinit {
+		p.needReinit = false
+		return p.reinit()
+	}
+	return nil
+}
+
+func (p *Port) reinit() error {
+	if p.Reinit != nil {
+		return p.Reinit()
+	}
+	return p.Ctl.Init()
+}

@@ -1,0 +1,59 @@
+package bridge
+
+import (
+	"cand/hw/bcm2835"
+	"cand/mcp2515"
+	"cand/metrics"
+)
+
+// Transport is one chip select's SPI transfer with its timestamps: a
+// *bcm2835.Device on real registers and on the virtual Pi alike.
+type Transport interface {
+	Transfer(tx, rx []byte, t *bcm2835.Timing) error
+}
+
+// SPI adapts a Transport to mcp2515.SPI and records each transfer's timing by kind
+// and completion (poll or sleep). It holds no lock: only the owner thread calls it.
+type SPI struct {
+	dev Transport
+	m   *metrics.Controller
+	t   bcm2835.Timing
+	// handlerStart is set when an interrupt's handler starts; the next transfer's
+	// CS-down closes the handler → first CS-down stage.
+	handlerStart int64
+	inInterrupt  bool
+}
+
+// NewSPI returns the adapter for one controller.
+func NewSPI(dev Transport, m *metrics.Controller) *SPI { return &SPI{dev: dev, m: m} }
+
+// BeginInterrupt notes the start of an interrupt handler at ns.
+func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.inInterrupt = ns, true }
+
+// EndInterrupt closes the interrupt's accounting.
+func (s *SPI) EndInterrupt() { s.handlerStart, s.inInterrupt = 0, false }
+
+// Transfer implements mcp2515.SPI.
+func (s *SPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
+	if err := s.dev.Transfer(tx, rx, &s.t); err != nil {
+		s.m.SPIErrors.Inc()
+		return err
+	}
+	if s.handlerStart != 0 {
+		s.m.HandlerToCS.Observe(s.t.CSDown - s.handlerStart)
+		s.handlerStart = 0
+	}
+	completion := metrics.CompletionPoll
+	if s.t.Slept {
+		completion = metrics.CompletionSleep
+		s.m.Sleeps.Inc()
+	} else {
+		s.m.Polls.Inc()
+	}
+	s.m.ObserveTransfer(op, completion, s.t.CSUp-s.t.CSDown, len(tx))
+	if s.inInterrupt {
+		s.m.RXSPITransfers.Inc()
+		s.m.RXSPIBytes.Add(uint64(len(tx)))
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+// Package sim is the virtual Pi: a register-level BCM2835 (sim/soc) with one
+// MCP2515 chip model (sim/mcpchip) per configured controller, each on its own
+// simulated CAN bus (sim/canbus) with the configured peers. cand runs on it by
+// default, with the same driver code that runs on real registers: the daemon gets
+// the SPI0 and GPIO register blocks and each INT line's event fd from here, and
+// nothing else.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"cand/config"
+	"cand/hw/bcm2835"
+	"cand/internal/mono"
+	"cand/sim/canbus"
+	"cand/sim/mcpchip"
+	"cand/sim/soc"
+)
+
+// DefaultCoreClockHz is the virtual Pi's core clock: a Pi 3's turbo clock, for
+// which 10 MHz SCLK is exactly CDIV 40.
+const DefaultCoreClockHz = 400_000_000
+
+// Pi is the virtual board.
+type Pi struct {
+	soc   *soc.SoC
+	buses []*canbus.Bus
+	chips []*mcpchip.Chip
+	edges []*soc.EdgeLine
+	peers [][]*canbus.Peer
+}
+
+// Node is one controller's simulated world.
+type Node struct {
+	Bus   *canbus.Bus
+	Chip  *mcpchip.Chip
+	Peers []*canbus.Peer
+	Edge  *soc.EdgeLine
+}
+
+// New builds the board for cfg: per controller an MCP2515 on its chip select and
+// INT pin, on a bus at the controller's bitrate with its peers.
+func New(cfg *config.Config) (*Pi, error) {
+	core := cfg.Hardware.CoreClockHz
+	if core == 0 {
+		core = DefaultCoreClockHz
+	}
+	p := &Pi{soc: soc.New(core, bcm2835.SoCBCM2837)}
+	for i := range cfg.Controllers {
+		cc := &cfg.Controllers[i]
+		bt, err := cc.BitTiming()
+		if err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
+		}
+		bus := canbus.New(bt.Bitrate)
+		chip := mcpchip.New(cc.OscillatorHz, bus)
+		pin, err := csPin(cc.SPI.ChipSelect)
+		if err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
+		}
+		if err := p.soc.AttachSPI(chip, pin, cc.SPI.CSActiveHigh); err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
+		}
+		if err := p.soc.AttachInput(cc.IntGPIO, chip); err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
+		}
+		edge, err := soc.NewEdgeLine(uint32(cc.IntGPIO))
+		if err != nil {
+			return nil, fmt.Errorf("sim: controller %s: INT line: %w", cc.Name, err)
+		}
+		chip.OnINT(edge.Edge)
+		var peers []*canbus.Peer
+		for _, sp := range cc.Sim.Peers {
+			peer, err := canbus.NewPeer(bus, sp)
+			if err != nil {
+				return nil, fmt.Errorf("sim: controller %s: peer %s: %w", cc.Name, sp.Name, err)
+			}
+			peers = append(peers, peer)
+		}
+		p.buses = append(p.buses, bus)
+		p.chips = append(p.chips, chip)
+		p.edges = append(p.edges, edge)
+		p.peers = append(p.peers, peers)
+	}
+	return p, nil
+}
+
+func csPin(cs string) (int, error) {
+	s := strings.ToLower(cs)
+	switch {
+	case s == "" || s == "ce0":
+		return bcm2835.PinCE0, nil
+	case s == "ce1":
+		return bcm2835.PinCE1, nil
+	case strings.HasPrefix(s, "gpio"):
+		if n, err := strconv.Atoi(s[4:]); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("chip select %q: use ce0, ce1 or gpioN", cs)
+}
+
+// SPI0 is the SPI0 register block.
+func (p *Pi) SPI0() bcm2835.Regs { return p.soc.SPI0() }
+
+// GPIO is the GPIO register block.
+func (p *Pi) GPIO() bcm2835.Regs { return p.soc.GPIO() }
+
+// SoC is the chip the board plays (pull-register style, pin count).
+func (p *Pi) SoC() bcm2835.SoC { return p.soc.Kind() }
+
+// SoCModel is the register model, for tests and benchmarks.
+func (p *Pi) SoCModel() *soc.SoC { return p.soc }
+
+// CoreClockHz is the core clock SPI0 divides.
+func (p *Pi) CoreClockHz() uint32 { return p.soc.CoreClockHz() }
+
+// IntFd is controller i's INT line: the read end the driver epolls.
+func (p *Pi) IntFd(i int) int { return p.edges[i].Fd() }
+
+// Node returns controller i's simulated world.
+func (p *Pi) Node(i int) Node {
+	return Node{Bus: p.buses[i], Chip: p.chips[i], Peers: p.peers[i], Edge: p.edges[i]}
+}
+
+// Start runs the buses and starts the peers; they stop when ctx is done.
+func (p *Pi) Start(ctx context.Context) {
+	now := mono.Now()
+	for i, b := range p.buses {
+		for _, peer := range p.peers[i] {
+			peer.Start(now) // takes the bus lock
+		}
+		go b.Run(ctx)
+	}
+}
+
+// Close stops the buses and closes the INT lines.
+func (p *Pi) Close() {
+	for _, b := range p.buses {
+		b.Close()
+	}
+	for _, e := range p.edges {
+		e.Close()
+	}
+}
