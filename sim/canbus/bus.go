@@ -235,7 +235,9 @@ func (b *Bus) Schedule(t *Timer, at int64) {
 		at = b.now
 	}
 	b.q.arm(t, at)
-	b.poke()
+	if b.q.peek() == t {
+		b.poke() // the Run goroutine may be sleeping past it
+	}
 }
 
 // Cancel disarms t. Lock held.

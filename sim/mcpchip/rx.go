@@ -10,11 +10,23 @@ import (
 // Receive side (datasheet §4): acceptance filters and masks, RXB0 → RXB1 rollover,
 // overflow.
 
+// RXM modes 01 and 10: DS20001801J calls them reserved; earlier revisions (DS21801G)
+// define them as standard-only (EID8/EID0 not applied to data) and extended-only, which
+// the model follows.
+const (
+	rxmStd = 0x20
+	rxmExt = 0x40
+)
+
 // match returns the lowest filter in [from, to) that accepts f under the mask at
 // maskAddr, or -1. A filter accepts only frames of its EXIDE type. For standard
 // frames the filter's EID8/EID0 bytes, under the mask's, apply to data bytes 0 and 1
 // (datasheet §4.5; bytes beyond the DLC, and remote frames, count as 0).
-func (c *Chip) match(from, to int, maskAddr uint8, f can.Frame) int {
+func (c *Chip) match(from, to int, maskAddr, rxm uint8, f can.Frame) int {
+	switch {
+	case rxm == rxmStd && f.IsExtended, rxm == rxmExt && !f.IsExtended:
+		return -1
+	}
 	m := c.r[maskAddr : maskAddr+4]
 	for n := from; n < to; n++ {
 		fa := mcp2515.RegRXFSIDH(n)
@@ -40,7 +52,7 @@ func (c *Chip) match(from, to int, maskAddr uint8, f can.Frame) int {
 		if !f.IsRemote && f.Length > 1 {
 			d1 = f.Data[1]
 		}
-		if (d0^fr[2])&m[2] == 0 && (d1^fr[3])&m[3] == 0 {
+		if rxm == rxmStd || (d0^fr[2])&m[2] == 0 && (d1^fr[3])&m[3] == 0 {
 			return n
 		}
 	}
@@ -58,11 +70,13 @@ func eid(b []byte) uint32 {
 // filters first; a frame for a full RXB0 rolls over to RXB1 if BUKT; a frame for a
 // full buffer is lost (RXnOVR, ERRIF). With RXM = 11 a buffer takes any frame;
 // FILHIT then names the lowest matching filter of that buffer, else its first one.
-// RXM 01 and 10 are reserved and act as 00.
+// On rollover RXB0CTRL.FILHIT0 also reflects the filter (register 4-1 note 1).
 func (c *Chip) receive(f can.Frame, at int64) {
 	intf := c.r[mcp2515.RegCANINTF]
-	h := c.match(0, 2, mcp2515.RegRXM0SIDH, f)
-	if h >= 0 || c.r[mcp2515.RegRXB0CTRL]&mcp2515.RXBCTRLRXM == mcp2515.RXBCTRLRXMAny {
+	rxm0 := c.r[mcp2515.RegRXB0CTRL] & mcp2515.RXBCTRLRXM
+	rxm1 := c.r[mcp2515.RegRXB1CTRL] & mcp2515.RXBCTRLRXM
+	h := c.match(0, 2, mcp2515.RegRXM0SIDH, rxm0, f)
+	if h >= 0 || rxm0 == mcp2515.RXBCTRLRXMAny {
 		if h < 0 {
 			h = 0
 		}
@@ -73,13 +87,14 @@ func (c *Chip) receive(f can.Frame, at int64) {
 			c.overflow(mcp2515.EFLGRX0OVR, at)
 		case intf&mcp2515.IntRX1 == 0:
 			c.load(1, f, h, at) // rollover: FILHIT 0/1 in RXB1
+			c.r[mcp2515.RegRXB0CTRL] = c.r[mcp2515.RegRXB0CTRL]&^mcp2515.RXB0CTRLFILHIT0 | uint8(h)
 		default:
 			c.overflow(mcp2515.EFLGRX1OVR, at)
 		}
 		return
 	}
-	h = c.match(2, 6, mcp2515.RegRXM1SIDH, f)
-	if h >= 0 || c.r[mcp2515.RegRXB1CTRL]&mcp2515.RXBCTRLRXM == mcp2515.RXBCTRLRXMAny {
+	h = c.match(2, 6, mcp2515.RegRXM1SIDH, rxm1, f)
+	if h >= 0 || rxm1 == mcp2515.RXBCTRLRXMAny {
 		if h < 0 {
 			h = 2
 		}
