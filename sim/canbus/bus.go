@@ -8,7 +8,9 @@
 // Node callbacks and timers run with it held. The bus advances lazily (AdvanceTo,
 // called by the chip model on every SPI access with the access's wire time) and from
 // its Run goroutine, so events are processed in time order whatever the goroutine
-// scheduling. While a node holds the bus (Hold, e.g. the chip while its chip select
+// scheduling (time never goes back: an access evaluated after the goroutine passed its
+// wire time sees the later state; holding the bus during a transaction avoids that).
+// While a node holds the bus (Hold, e.g. the chip while its chip select
 // is active and bytes are shifted lazily) the goroutine does not advance it: only the
 // holder's wire times do.
 package canbus
