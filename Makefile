@@ -55,10 +55,10 @@ test-arm:
 	GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static $(ARM_TEST_PKGS)
 
 test-vm: build
-	BUILD=$(BUILD) vm/run-test.sh
+	BUILD=$(abspath $(BUILD)) sh vm/run-test.sh
 
 run: build
-	@BUILD=$(BUILD) tools/run.sh
+	@BUILD=$(abspath $(BUILD)) tools/run.sh
 
 bench: build
 	$(GO) run ./cmd/cand bench -config deploy/sim.yaml -out $(BUILD)/bench

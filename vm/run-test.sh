@@ -10,7 +10,7 @@
 # Environment:
 #   BUILD           build directory [<repo>/build]
 #   VM_CAND_CONFIG  cand's simulator config [vm/cand-vm.yaml]
-#   VM_PERIODIC     vmcheck -periodic spec for the config's periodic peer [0x100:min=5:dlc=8:counter=2]
+#   VM_PERIODIC     vmcheck -periodic spec for the config's periodic peer [0x100:min=5:dlc=8:counter=8: the sim peers put a big-endian uint64 counter in 8-byte frames]
 #   VM_REQ VM_ANS VM_N  request ID, answer ID, frame count [0x123 0x124 1000]
 #   VM_TIMEOUT      hard limit for the VM in seconds [240]
 #   VM_SMP          guest CPUs [2]
@@ -27,7 +27,7 @@ mkdir -p "$out"
 modes=smoke,test
 [ "${1:-}" = --smoke-only ] && modes=smoke
 config=${VM_CAND_CONFIG:-$here/cand-vm.yaml}
-periodic=${VM_PERIODIC:-0x100:min=5:dlc=8:counter=2}
+periodic=${VM_PERIODIC:-0x100:min=5:dlc=8:counter=8}
 req=${VM_REQ:-0x123} ans=${VM_ANS:-0x124} n=${VM_N:-1000}
 start=$(date +%s)
 

@@ -457,8 +457,8 @@ func (b *Bus) endOfFrame(at int64) {
 // spinNs: the Run goroutine spins instead of sleeping when the next event is closer.
 // Go's timers wake about a millisecond late on a loaded machine (and nanosleep here
 // takes ≥135 µs), while an INT edge must reach the driver within microseconds, as
-// the kernel's IRQ path does: so the bus spins for the last 2 ms before an event.
-const spinNs = 2_000_000
+// the kernel's IRQ path does: so the bus spins for the last 200 µs before an event.
+const spinNs = 200_000
 
 // Run advances the bus in real time until ctx ends or Close is called: it processes
 // events as they fall due, sleeping until the next one (spinning when it is less than
