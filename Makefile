@@ -60,7 +60,7 @@ test-arm:
 VM_KNOWN_FAIL ?= test/periodic-0x100 test/answers-0x123
 
 test-vm: build
-	VM_KNOWN_FAIL='$(VM_KNOWN_FAIL)' BUILD=$(abspath $(BUILD)) sh vm/run-test.sh
+	VM_TIMEOUT=$${VM_TIMEOUT:-600} VM_KNOWN_FAIL='$(VM_KNOWN_FAIL)' BUILD=$(abspath $(BUILD)) sh vm/run-test.sh
 
 run: build
 	@BUILD=$(abspath $(BUILD)) tools/run.sh
