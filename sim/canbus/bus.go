@@ -17,11 +17,13 @@ package canbus
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
 
 	"cand/internal/mono"
 )
@@ -162,8 +164,10 @@ type Bus struct {
 	stuckTick          *Timer
 	stuckUntil         int64
 
-	wake   chan struct{}
-	done   chan struct{}
+	// wakeFd is the Run thread's eventfd (-1 while Run is not running); poked is
+	// set with it so a spinning Run notices without a syscall.
+	wakeFd int
+	poked  atomic.Bool
 	closed bool
 }
 
@@ -174,8 +178,7 @@ func New(bitrate uint32) *Bus {
 		bitrate:   bitrate,
 		recessive: true,
 		cur:       onWire{tx: -1},
-		wake:      make(chan struct{}, 1),
-		done:      make(chan struct{}),
+		wakeFd:    -1,
 	}
 	b.sof = NewTimer(b.startOfFrame)
 	b.ack = NewTimer(b.ackSlot)
@@ -335,10 +338,12 @@ func (b *Bus) emit(ev Event) {
 	}
 }
 
+// poke wakes Run early (lock held).
 func (b *Bus) poke() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
+	b.poked.Store(true)
+	if b.wakeFd >= 0 {
+		var one = [8]byte{1}
+		unix.Write(b.wakeFd, one[:])
 	}
 }
 
@@ -454,25 +459,58 @@ func (b *Bus) endOfFrame(at int64) {
 	b.finish(b.cur.sof + b.Bits(b.cur.len+tailBits))
 }
 
-// spinNs: the Run goroutine spins instead of sleeping when the next event is closer.
-// Go's timers wake about a millisecond late on a loaded machine (and nanosleep here
-// takes ≥135 µs), while an INT edge must reach the driver within microseconds, as
-// the kernel's IRQ path does: so the bus spins for the last 200 µs before an event.
-const spinNs = 200_000
+// spinNs: Run spins instead of sleeping for the last stretch before an event.
+// Go's timers wake about a millisecond late on a loaded machine, while an INT edge
+// must reach the driver within microseconds, as the kernel's IRQ path does. So Run
+// owns an OS thread with a timer slack of 1 ns, sleeps in ppoll(2) (an hrtimer) until
+// shortly before the next event, and spins the rest.
+const spinNs = 60_000
+
+// defaultTimerSlack is Linux's default timer slack for a normal thread (ns).
+const defaultTimerSlack = 50_000
 
 // Run advances the bus in real time until ctx ends or Close is called: it processes
-// events as they fall due, sleeping until the next one (spinning when it is less than
-// 50 µs away), and is woken early when a node has something to send.
+// events as they fall due, sleeping until shortly before the next one and spinning
+// the last spinNs, and is woken early when a node has something to send.
 func (b *Bus) Run(ctx context.Context) {
-	tm := time.NewTimer(time.Hour)
-	tm.Stop()
-	defer tm.Stop()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err == nil {
+		defer unix.Prctl(unix.PR_SET_TIMERSLACK, defaultTimerSlack, 0, 0, 0)
+	}
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		panic(fmt.Sprintf("canbus: eventfd for the bus thread: %v", err))
+	}
+	b.mu.Lock()
+	b.wakeFd = fd
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.wakeFd = -1
+		b.mu.Unlock()
+		unix.Close(fd)
+	}()
+	stop := context.AfterFunc(ctx, b.Close)
+	defer stop()
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	var drain [8]byte
+	wait := func(ns int64) {
+		var ts *unix.Timespec
+		if ns >= 0 {
+			t := unix.NsecToTimespec(ns)
+			ts = &t
+		}
+		unix.Ppoll(pfd, ts, nil)
+		unix.Read(fd, drain[:])
+	}
 	for {
 		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
 			return
 		}
+		b.poked.Store(false)
 		next, have := int64(0), false
 		if b.holds == 0 {
 			b.AdvanceTo(mono.Now())
@@ -482,38 +520,14 @@ func (b *Bus) Run(ctx context.Context) {
 		}
 		b.mu.Unlock()
 		if !have {
-			select {
-			case <-ctx.Done():
-				return
-			case <-b.done:
-				return
-			case <-b.wake:
-			}
+			wait(-1)
 			continue
 		}
-		d := next - mono.Now()
-		if d <= spinNs {
-			for mono.Now() < next {
-				select {
-				case <-b.wake:
-					next = 0 // re-evaluate
-				case <-ctx.Done():
-					return
-				default:
-					runtime.Gosched()
-				}
-			}
+		if d := next - mono.Now(); d > spinNs {
+			wait(d - spinNs)
 			continue
 		}
-		tm.Reset(time.Duration(d - spinNs))
-		select {
-		case <-ctx.Done():
-			return
-		case <-b.done:
-			return
-		case <-b.wake:
-			tm.Stop()
-		case <-tm.C:
+		for mono.Now() < next && !b.poked.Load() {
 		}
 	}
 }
@@ -524,6 +538,6 @@ func (b *Bus) Close() {
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
-		close(b.done)
+		b.poke()
 	}
 }
