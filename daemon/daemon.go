@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -74,7 +76,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 	cleanups = append(cleanups, hw.close)
 	d.Pi = hw.pi
 
-	owner := &bridge.Owner{Log: func(f string, a ...any) { log.Info(fmt.Sprintf(f, a...)) }}
+	owner := &bridge.Owner{}
 	d.Owner = owner
 	var inits []func() error
 	for i := range cfg.Controllers {
@@ -90,7 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		m := d.Metrics.AddController(cc.Name, cc.Interface.Name)
 		m.SCLKHz.Set(int64(sclk))
 		spi := bridge.NewSPI(dev, m)
-		intr := hw.intLine(i, cc)
+		intr := intLine{g: hw.gpio, pin: cc.IntGPIO}
 		ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
 
 		sockFd := -1
@@ -104,11 +106,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			cleanups = append(cleanups, undo)
 			sockFd = fd
 		}
-		intFd, err := hw.intFd(i, cc)
-		if err != nil {
-			return fmt.Errorf("controller %s: %w", cc.Name, err)
-		}
-		port := bridge.NewPort(cc.Name, ctl, spi, intFd, sockFd, m, *cc.ErrorFrames)
+		port := bridge.NewPort(cc.Name, ctl, spi, hw.fds[i], sockFd, m, *cc.ErrorFrames)
 		owner.Ports = append(owner.Ports, port)
 		owner.Int = append(owner.Int, intr)
 		owner.PollWindow = append(owner.PollWindow, cc.IntPollWindow.D())
@@ -121,6 +119,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			return nil
 		})
 	}
+
+	spareProcs(len(cfg.Controllers), hw.pi != nil, log)
 
 	ready := make(chan struct{})
 	owner.Setup = func() error {
@@ -176,6 +176,26 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		err = nil
 	}
 	return err
+}
+
+// spareProcs gives the Go scheduler one P more than the CPUs for the owner thread
+// (and one per simulated bus thread). The owner blocks in epoll_wait, which hands its
+// P back; when it wakes it needs a P at once, and if every P is busy (a sim bus
+// thread spinning towards its next event, an HTTP scrape) it would queue for up to a
+// scheduler tick — milliseconds, enough to overflow the MCP2515's two RX buffers.
+// A GOMAXPROCS set in the environment is left alone.
+func spareProcs(controllers int, sim bool, log *slog.Logger) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	n := runtime.NumCPU() + 1
+	if sim {
+		n += controllers
+	}
+	if runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+		log.Debug("GOMAXPROCS raised", "procs", n)
+	}
 }
 
 // watchdog feeds systemd's watchdog every half interval, but only while the owner
