@@ -32,10 +32,8 @@ type Owner struct {
 	// single-core board it never starves the rest.
 	PollWindow []time.Duration
 	// Setup runs on the locked thread before the loop (real-time priority,
-	// affinity); its error is fatal.
+	// affinity, controller initialisation); its error is fatal.
 	Setup func() error
-	// Log reports non-fatal events (owner thread side; not on the frame path).
-	Log func(format string, args ...any)
 
 	heartbeat atomic.Int64
 	ctlFd     int
@@ -59,9 +57,6 @@ func (o *Owner) Run(ctx context.Context) error {
 		if err := o.Setup(); err != nil {
 			return err
 		}
-	}
-	if o.Log == nil {
-		o.Log = func(string, ...any) {}
 	}
 	ctl, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {

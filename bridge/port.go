@@ -22,9 +22,6 @@ type Port struct {
 	M      *metrics.Controller
 	// ErrorFrames: send SocketCAN error frames for state changes and overflows.
 	ErrorFrames bool
-	// Reinit is called (on the owner thread) when the chip reset itself or went
-	// bus-off and must be brought back; nil = Ctl.Init.
-	Reinit func() error
 
 	spi *SPI // the transport, for per-interrupt CS timing
 
@@ -44,7 +41,8 @@ type Port struct {
 	lastDrops    uint32
 
 	needReinit bool
-	stuck      bool // INT still asserted after HandleInterrupt's bound
+	stuck      bool   // INT still asserted after HandleInterrupt's bound
+	uncertain  uint64 // Ctl.Stats().RXOrderUncertain already exported
 }
 
 // NewPort wires a controller to its INT line and socket. spi must be the transport
@@ -132,20 +130,18 @@ func (p *Port) interrupt(edgeNs int64) error {
 	}
 	p.spi.EndInterrupt()
 	p.stuck = !done
+	if u := p.Ctl.Stats().RXOrderUncertain; u != p.uncertain {
+		p.M.RXOrderUncertain.Add(u - p.uncertain)
+		p.uncertain = u
+	}
 	if edgeNs != 0 {
 		p.M.IntHandled.Observe(mono.Now() - edgeNs)
 	}
 	p.edgeNs = 0
 	if p.needReinit {
+		// The chip reset itself (CNF/CANINTE lost): program it again.
 		p.needReinit = false
-		return p.reinit()
+		return p.Ctl.Init()
 	}
 	return nil
-}
-
-func (p *Port) reinit() error {
-	if p.Reinit != nil {
-		return p.Reinit()
-	}
-	return p.Ctl.Init()
 }

@@ -198,9 +198,3 @@ type intLine struct {
 }
 
 func (l intLine) Asserted() bool { return !l.g.Level(l.pin) }
-
-func (h *hardware) intLine(i int, cc *config.Controller) intLine {
-	return intLine{g: h.gpio, pin: cc.IntGPIO}
-}
-
-func (h *hardware) intFd(i int, cc *config.Controller) (int, error) { return h.fds[i], nil }

@@ -153,7 +153,6 @@ func (c *Controller) Reset() error {
 	c.nPending = 0
 	c.rxb1First = false
 	c.state = StateErrorActive
-	c.lastEFLG = 0
 	return nil
 }
 

@@ -83,15 +83,6 @@ func (c *Controller) errorPass(sink Sink) error {
 	ev.RX0Overflow = eflg&EFLGRX0OVR != 0
 	ev.RX1Overflow = eflg&EFLGRX1OVR != 0
 	ev.MessageError = intf&IntMERR != 0
-	if ev.RX0Overflow {
-		c.stats.RXOverflows++
-	}
-	if ev.RX1Overflow {
-		c.stats.RXOverflows++
-	}
-	if ev.MessageError {
-		c.stats.MessageErrors++
-	}
 	// Overflow flags are cleared by the MCU; the other EFLG bits follow the counters.
 	if eflg&EFLGOVRMask != 0 {
 		if err := c.bitModify(RegEFLG, EFLGOVRMask, 0); err != nil {
@@ -104,7 +95,6 @@ func (c *Controller) errorPass(sink Sink) error {
 		}
 	}
 	c.state = ev.State
-	c.lastEFLG = eflg
 	if ev.State != ev.Prev || ev.RX0Overflow || ev.RX1Overflow || ev.MessageError {
 		sink.Error(ev)
 	}

@@ -117,7 +117,6 @@ func (c *Controller) readRX(n int, sink Sink) error {
 		return err
 	}
 	decodeRX(&c.frame, c.rx[1:14])
-	c.stats.RXFrames++
 	sink.Received(&c.frame)
 	return nil
 }

@@ -102,48 +102,8 @@ func (c *Controller) txDone(st byte, sink Sink) error {
 		if mask&(IntTX0<<i) != 0 && c.txPending[i] {
 			c.txPending[i] = false
 			c.nPending--
-			c.stats.TXFrames++
 			sink.Transmitted(i)
 		}
 	}
 	return nil
-}
-
-// Abort requests the abort of every pending transmission (CANCTRL.ABAT). Buffers
-// that had not started are reported through AbortDone once the chip confirms.
-func (c *Controller) Abort() error {
-	return c.bitModify(RegCANCTRL, CANCTRLABAT, CANCTRLABAT)
-}
-
-// CollectAborted reads TXBnCTRL of the pending buffers and releases those the chip
-// no longer transmits (TXREQ clear without TXnIF: aborted, or one-shot failure).
-// It returns a mask of released buffers, and clears ABAT if no buffer is pending.
-func (c *Controller) CollectAborted() (released byte, err error) {
-	for i := 0; i < 3; i++ {
-		if !c.txPending[i] {
-			continue
-		}
-		v, err := c.readReg(RegTXB0CTRL + byte(i)*0x10)
-		if err != nil {
-			return released, err
-		}
-		if v&TXBCTRLTXREQ == 0 {
-			intf, err := c.readReg(RegCANINTF)
-			if err != nil {
-				return released, err
-			}
-			if intf&(IntTX0<<i) != 0 {
-				continue // sent after all; the interrupt path reports it
-			}
-			c.txPending[i] = false
-			c.nPending--
-			released |= 1 << i
-		}
-	}
-	if c.nPending == 0 {
-		if err := c.bitModify(RegCANCTRL, CANCTRLABAT, 0); err != nil {
-			return released, err
-		}
-	}
-	return released, nil
 }
