@@ -1,15 +1,8 @@
-//go:build einride
-
 package socketcan
 
-// Cross-checks against go.einride.tech/can/pkg/socketcan. That package
-// imports golang.org/x/net and golang.org/x/sync, which cand's go.mod does
-// not list, so this file is behind a build tag. Run it without touching
-// go.mod:
-//
-//	cp go.mod /tmp/e.mod && cp go.sum /tmp/e.sum
-//	go get -modfile=/tmp/e.mod go.einride.tech/can/pkg/socketcan
-//	go test -modfile=/tmp/e.mod -tags einride -run Einride ./socketcan
+// Cross-checks against go.einride.tech/can/pkg/socketcan, whose Frame codec
+// Encode and Decode use, and whose error-frame decoder must read cand's error
+// frames the same way.
 
 import (
 	"testing"

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"go.einride.tech/can"
+	"go.einride.tech/can/pkg/socketcan"
 )
 
 // Layout of struct can_frame (linux/can.h): a little-endian u32 can_id with
@@ -70,28 +71,25 @@ func (k FrameKind) Valid() bool { return k == FrameData || k == FrameRemote }
 // it also goes into len8_dlc, as the kernel does with CAN_CTRLMODE_CC_LEN8_DLC.
 // All 8 data bytes are copied as they are. Encode does not allocate.
 func Encode(b *[FrameSize]byte, f can.Frame) {
-	var id uint32
 	if f.IsExtended {
-		id = f.ID&canEFFMask | canEFFFlag
+		f.ID &= canEFFMask
 	} else {
-		id = f.ID & canSFFMask
+		f.ID &= canSFFMask
 	}
-	if f.IsRemote {
-		id |= canRTRFlag
-	}
-	binary.LittleEndian.PutUint32(b[offsetID:offsetID+lengthOfCANID], id)
-	n, len8 := f.Length, uint8(0)
-	if n > MaxDataLen {
-		if n <= maxClassicDLC {
-			len8 = n
+	len8 := uint8(0)
+	if f.Length > MaxDataLen {
+		if f.Length <= maxClassicDLC {
+			len8 = f.Length
 		}
-		n = MaxDataLen
+		f.Length = MaxDataLen
 	}
-	b[offsetLen] = n
+	var sf socketcan.Frame // einride's struct can_frame codec
+	sf.EncodeFrame(f)
+	sf.MarshalBinary(b[:])
+	// einride leaves the three bytes after len untouched: __pad, __res0, len8_dlc.
 	b[offsetPad] = 0
 	b[offsetRes0] = 0
 	b[offsetLen8DLC] = len8
-	copy(b[offsetData:], f.Data[:])
 }
 
 // Decode reads a struct can_frame. For FrameData and FrameRemote, f is the
@@ -101,16 +99,21 @@ func Encode(b *[FrameSize]byte, f can.Frame) {
 // read (ID masked to 29 bits, Length as received) so the caller can log it;
 // it must not be sent. Decode does not allocate and accepts any bytes.
 func Decode(b *[FrameSize]byte) (f can.Frame, kind FrameKind) {
-	id := binary.LittleEndian.Uint32(b[offsetID : offsetID+lengthOfCANID])
-	f.Length = b[offsetLen]
-	copy(f.Data[:], b[offsetData:])
-	if id&CAN_ERR_FLAG != 0 {
+	var sf socketcan.Frame // einride's struct can_frame codec
+	sf.UnmarshalBinary(b[:])
+	if sf.IsError() {
+		id := binary.LittleEndian.Uint32(b[offsetID : offsetID+lengthOfCANID])
 		f.ID = id & CAN_ERR_MASK
+		f.Length = b[offsetLen]
+		copy(f.Data[:], b[offsetData:])
 		return f, FrameError
 	}
-	f.IsExtended = id&canEFFFlag != 0
-	f.IsRemote = id&canRTRFlag != 0
-	f.ID = id & canEFFMask
+	f = sf.DecodeFrame()
+	if !f.IsExtended {
+		// einride masks a standard ID to 11 bits; a record with higher bits set
+		// is not a valid standard frame.
+		f.ID = binary.LittleEndian.Uint32(b[offsetID:offsetID+lengthOfCANID]) & canEFFMask
+	}
 	switch {
 	case f.Length > MaxDataLen:
 		return f, FrameBadLen
