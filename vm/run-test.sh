@@ -83,18 +83,6 @@ VMTEST MISSING $c (no PASS or FAIL line)"
 	fi
 done
 fails=$(grep '^VMTEST FAIL' "$log" || true)
-# VM_KNOWN_FAIL names checks that fail for a reason recorded in an open issue: their
-# FAIL lines are still printed (as KNOWN FAIL) but do not fail the run. Any other
-# failure does.
-known=""
-for k in ${VM_KNOWN_FAIL:-}; do
-	line=$(printf '%s\n' "$fails" | grep "^VMTEST FAIL $k:" || true)
-	[ -n "$line" ] || continue
-	known="$known
-KNOWN $line"
-	fails=$(printf '%s\n' "$fails" | grep -v "^VMTEST FAIL $k:" || true)
-done
-[ -z "$known" ] || echo "vm: known failures (open issue, see the issue notes):$known"
 [ -z "$extra_fail" ] || fails="$fails${fails:+
 }$extra_fail"
 if [ -n "$fails" ]; then
