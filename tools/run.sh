@@ -16,5 +16,5 @@ if modprobe -q vcan 2>/dev/null && modprobe -q can-raw 2>/dev/null && command -v
   candump -ta vcan0
 else
   echo "This kernel has no SocketCAN (vcan/can-raw): starting cand in the project's VM."
-  exec vm/run-shell.sh
+  VM_CAND_CONFIG=${VM_CAND_CONFIG:-$PWD/deploy/sim.yaml} exec vm/run-shell.sh
 fi
