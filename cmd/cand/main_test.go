@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cand.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runCand(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// -check-config rejects an unknown key and a bitrate of 0 with exit status 1 and a
+// message naming the file, the line and the key.
+func TestCheckConfigRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       string // after the file name
+	}{
+		{"unknown key", "controllers:\n  - bitrate: 500000\n    bitrat: 5\n",
+			":3:5: controllers[0].bitrat: unknown key; did you mean bitrate? allowed keys: name, spi, int_gpio, int_poll_window, int_debounce, oscillator_hz, bitrate, sample_point, timing, mode, one_shot, triple_sampling, error_frames, restart_ms, tx_timeout, filters, interface, sim\n"},
+		{"bitrate 0", "controllers:\n  - bitrate: 0\n",
+			":2:14: controllers[0].bitrate: 0 is not allowed: bitrate must be 10000..1000000 bit/s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeConfig(t, tc.body)
+			code, out, errOut := runCand("-config", p, "-check-config")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1 (stdout %q, stderr %q)", code, out, errOut)
+			}
+			if errOut != p+tc.want {
+				t.Errorf("stderr\n%q\nwant\n%q", errOut, p+tc.want)
+			}
+		})
+	}
+}
+
+// -check-config on a valid file prints each controller's timing in the words of
+// `ip -details link show` plus the CNF bytes, and exits 0.
+func TestCheckConfigPrintsTiming(t *testing.T) {
+	p := writeConfig(t, "controllers:\n  - name: c0\n    bitrate: 500000\n    interface: {name: vcan7}\n")
+	code, out, errOut := runCand("-config", p, "-check-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "c0 (vcan7): bitrate 500000 sample-point 0.875 tq 125 prop-seg 6 phase-seg1 7 phase-seg2 2 sjw 1 brp 1 cnf1 0x00 cnf2 0xb5 cnf3 0x01\n" + p + ": ok\n"
+	if out != want {
+		t.Fatalf("stdout\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCand("-version")
+	if code != 0 || out != "cand dev\n" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+}
+
+// The configurations the project ships are valid.
+func TestShippedConfigsCheck(t *testing.T) {
+	for _, p := range []string{"../../deploy/sim.yaml", "../../deploy/cand.yaml", "../../vm/cand-vm.yaml"} {
+		if code, _, errOut := runCand("-config", p, "-check-config"); code != 0 {
+			t.Errorf("%s: exit %d: %s", p, code, errOut)
+		}
+	}
+}
