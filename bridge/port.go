@@ -54,7 +54,10 @@ func NewPort(name string, ctl *mcp2515.Controller, spi *SPI, intFd, sockFd int, 
 // Received implements mcp2515.Sink: the frame is written to the socket at once.
 func (p *Port) Received(f *can.Frame) {
 	socketcan.Encode(&p.rxBuf, *f)
-	if err := socketcan.WriteFrame(p.SockFd, &p.rxBuf); err != nil {
+	p.spi.probe.socketWrite(true)
+	err := socketcan.WriteFrame(p.SockFd, &p.rxBuf)
+	p.spi.probe.socketWrite(false)
+	if err != nil {
 		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
 		// it. Counted, never silent.
 		p.M.SocketWriteErrs.Inc()
@@ -117,6 +120,8 @@ func (p *Port) Error(e *mcp2515.ErrorEvent) {
 
 // interrupt handles one INT assertion whose edge the kernel stamped at edgeNs.
 func (p *Port) interrupt(edgeNs int64) error {
+	p.spi.probe.interrupt(true)
+	defer p.spi.probe.interrupt(false)
 	start := mono.Now()
 	p.M.Interrupts.Inc()
 	p.edgeNs = edgeNs

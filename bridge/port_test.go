@@ -40,7 +40,12 @@ type levelLine struct {
 
 func (l levelLine) Asserted() bool { return !l.g.Level(l.pin) }
 
-func newPortRig(t *testing.T) *portRig {
+func newPortRig(t *testing.T) *portRig { return newPortRigProbe(t, nil) }
+
+// probePins are the logic-analyzer pins newPortRigProbe sets up when asked.
+var probePins = [3]int{5, 6, 13} // interrupt, spi, socket write
+
+func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 	t.Helper()
 	const intPin = 25
 	r := &portRig{t: t, intPin: intPin}
@@ -59,7 +64,12 @@ func newPortRig(t *testing.T) *portRig {
 		t.Fatal(err)
 	}
 	r.gpio = bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
-	saved, err := bcm2835.SetupPins(r.gpio, bcm2835.PinPlan{ChipSelects: []bcm2835.ChipSelect{{Native: 0}}, Interrupts: []int{intPin}})
+	plan := bcm2835.PinPlan{ChipSelects: []bcm2835.ChipSelect{{Native: 0}}, Interrupts: []int{intPin}}
+	if probe != nil {
+		probe.GPIO = r.gpio
+		plan.Outputs = probePins[:]
+	}
+	saved, err := bcm2835.SetupPins(r.gpio, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +86,11 @@ func newPortRig(t *testing.T) *portRig {
 	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
 	r.host = fds[0]
 	m := metrics.New("test").AddController("can0", "vcan0")
-	spi := NewSPI(dev, m)
+	var tr Transport = dev
+	if probe != nil {
+		tr = &probeCheck{dev: dev, r: r}
+	}
+	spi := NewSPI(tr, m, probe)
 	bt, err := mcp2515.CalcBitTiming(16_000_000, 500_000, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +102,27 @@ func newPortRig(t *testing.T) *portRig {
 	}
 	r.port = NewPort("can0", ctl, spi, -1, fds[1], m, true)
 	return r
+}
+
+// probeCheck wraps the SPI device and records the analyzer pins' levels while each
+// transfer runs.
+type probeCheck struct {
+	dev       Transport
+	r         *portRig
+	spiHigh   int // transfers during which the SPI pin was high
+	intHigh   int // ... and the interrupt pin
+	transfers int
+}
+
+func (p *probeCheck) Transfer(tx, rx []byte, t *bcm2835.Timing) error {
+	p.transfers++
+	if p.r.gpio.Level(probePins[1]) {
+		p.spiHigh++
+	}
+	if p.r.gpio.Level(probePins[0]) {
+		p.intHigh++
+	}
+	return p.dev.Transfer(tx, rx, t)
 }
 
 func (r *portRig) advance() {
@@ -170,5 +205,31 @@ func TestTXPathAllocatesNothing(t *testing.T) {
 	got, _ := socketcan.Decode(&ans)
 	if want := (can.Frame{ID: 0x1ABCDF, IsExtended: true, Length: 3, Data: can.Data{9, 8, 7}}); got != want {
 		t.Fatalf("answer %v, want %v", got, want)
+	}
+}
+
+// The logic-analyzer pins: the SPI pin is high during every transfer, the
+// interrupt pin during every transfer of an interrupt, and all are low between.
+func TestProbePins(t *testing.T) {
+	probe := &Probe{Interrupt: probePins[0], SPI: probePins[1], SocketWrite: probePins[2]}
+	r := newPortRigProbe(t, probe)
+	pc := r.port.spi.dev.(*probeCheck)
+	pc.transfers, pc.spiHigh, pc.intHigh = 0, 0, 0 // Init's transfers ran outside interrupts
+	r.peer.Send(can.Frame{ID: 0x55, Length: 1, Data: can.Data{1}})
+	r.waitINT()
+	if err := r.port.interrupt(mono.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if pc.transfers != 2 || pc.spiHigh != 2 || pc.intHigh != 2 {
+		t.Fatalf("%d transfers, SPI pin high in %d, interrupt pin high in %d; want 2, 2, 2", pc.transfers, pc.spiHigh, pc.intHigh)
+	}
+	for _, pin := range probePins {
+		if r.gpio.Level(pin) {
+			t.Fatalf("analyzer pin %d still high after the interrupt", pin)
+		}
+	}
+	var b [socketcan.FrameSize]byte
+	if _, err := unix.Read(r.host, b[:]); err != nil {
+		t.Fatalf("frame not written: %v", err)
 	}
 }

@@ -22,10 +22,13 @@ type SPI struct {
 	// CS-down closes the handler → first CS-down stage.
 	handlerStart int64
 	inInterrupt  bool
+	probe        *Probe
 }
 
-// NewSPI returns the adapter for one controller.
-func NewSPI(dev Transport, m *metrics.Controller) *SPI { return &SPI{dev: dev, m: m} }
+// NewSPI returns the adapter for one controller; probe may be nil.
+func NewSPI(dev Transport, m *metrics.Controller, probe *Probe) *SPI {
+	return &SPI{dev: dev, m: m, probe: probe}
+}
 
 // BeginInterrupt notes the start of an interrupt handler at ns.
 func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.inInterrupt = ns, true }
@@ -35,7 +38,10 @@ func (s *SPI) EndInterrupt() { s.handlerStart, s.inInterrupt = 0, false }
 
 // Transfer implements mcp2515.SPI.
 func (s *SPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
-	if err := s.dev.Transfer(tx, rx, &s.t); err != nil {
+	s.probe.spi(true)
+	err := s.dev.Transfer(tx, rx, &s.t)
+	s.probe.spi(false)
+	if err != nil {
 		s.m.SPIErrors.Inc()
 		return err
 	}

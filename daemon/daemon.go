@@ -77,6 +77,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 	d.Pi = hw.pi
 
 	owner := &bridge.Owner{}
+	probe := hw.probe(cfg)
 	d.Owner = owner
 	var inits []func() error
 	for i := range cfg.Controllers {
@@ -85,13 +86,17 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("controller %s: %w", cc.Name, err)
 		}
-		dev, sclk, err := hw.device(cc)
+		dev, err := hw.device(cc)
 		if err != nil {
 			return fmt.Errorf("controller %s: %w", cc.Name, err)
 		}
+		sclk := dev.SCLKHz()
+		// The firmware may lower the core clock at run time unless core_freq is
+		// pinned: SCLK then drops with it (never above the request).
+		sclkLo, sclkHi := dev.SCLKRange()
 		m := d.Metrics.AddController(cc.Name, cc.Interface.Name)
 		m.SCLKHz.Set(int64(sclk))
-		spi := bridge.NewSPI(dev, m)
+		spi := bridge.NewSPI(dev, m, probe)
 		intr := intLine{g: hw.gpio, pin: cc.IntGPIO}
 		ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
 
@@ -115,7 +120,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			if err := ctl.Init(); err != nil {
 				return fmt.Errorf("controller %s: %w", name, err)
 			}
-			log.Info("controller ready", "controller", name, "interface", iface, "timing", bt.String(), "sclk_hz", sclk)
+			log.Info("controller ready", "controller", name, "interface", iface, "timing", bt.String(),
+				"sclk_hz", sclk, "sclk_range_hz", fmt.Sprintf("%d..%d", sclkLo, sclkHi))
 			return nil
 		})
 	}

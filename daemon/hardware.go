@@ -158,21 +158,31 @@ func pinPlan(cfg *config.Config) (bcm2835.PinPlan, error) {
 		plan.ChipSelects = append(plan.ChipSelects, cs)
 		plan.Interrupts = append(plan.Interrupts, cc.IntGPIO)
 	}
+	a := cfg.Hardware.AnalyzerPins
+	for _, pin := range []int{a.Interrupt, a.SPI, a.SocketWrite} {
+		if pin >= 0 {
+			plan.Outputs = append(plan.Outputs, pin)
+		}
+	}
 	return plan, nil
 }
 
-// device opens the controller's chip select on SPI0 and returns the SCLK reached.
-func (h *hardware) device(cc *config.Controller) (bridge.Transport, uint32, error) {
+// probe returns the logic-analyzer pins' driver, or nil when none is configured.
+func (h *hardware) probe(cfg *config.Config) *bridge.Probe {
+	a := cfg.Hardware.AnalyzerPins
+	if a.Interrupt < 0 && a.SPI < 0 && a.SocketWrite < 0 {
+		return nil
+	}
+	return &bridge.Probe{GPIO: h.gpio, Interrupt: a.Interrupt, SPI: a.SPI, SocketWrite: a.SocketWrite}
+}
+
+// device opens the controller's chip select on SPI0.
+func (h *hardware) device(cc *config.Controller) (*bcm2835.Device, error) {
 	cs, err := chipSelect(cc)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	d, err := h.spi.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
-	if err != nil {
-		return nil, 0, err
-	}
-	_, sclk := bcm2835.Divider(h.core, cc.SPI.ClockHz)
-	return d, sclk, nil
+	return h.spi.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
 }
 
 func chipSelect(cc *config.Controller) (bcm2835.ChipSelect, error) {
