@@ -96,6 +96,8 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		sclkLo, sclkHi := dev.SCLKRange()
 		m := d.Metrics.AddController(cc.Name, cc.Interface.Name)
 		m.SCLKHz.Set(int64(sclk))
+		m.SCLKMinHz.Set(int64(sclkLo))
+		m.SCLKMaxHz.Set(int64(sclkHi))
 		spi := bridge.NewSPI(dev, m, probe)
 		intr := intLine{g: hw.gpio, pin: cc.IntGPIO}
 		ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -411,5 +413,36 @@ controllers:
 	if polled := r.d.Owner.Ports[0].M.PolledInts.Load(); polled == 0 {
 		r.logStages()
 		t.Fatal("no interrupt was found by the poll window")
+	}
+}
+
+// The metrics endpoint serves the controller's SPI clock and its range (the virtual
+// Pi's core clock is fixed: 400 MHz / 40 = 10 MHz) and counts received frames.
+func TestMetricsEndpoint(t *testing.T) {
+	r := startRig(t, simBase+`
+        - {kind: periodic, name: p, ids: [0x100], period: 5ms, dlc: 8}
+`)
+	if _, _, err := r.read(0, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + r.d.MetricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\ncand_spi_clock_hertz{controller=\"sim0\",interface=\"vcan0\"} 1e+07\n",
+		"\ncand_spi_clock_min_hertz{controller=\"sim0\",interface=\"vcan0\"} 1e+07\n",
+		"\ncand_spi_clock_max_hertz{controller=\"sim0\",interface=\"vcan0\"} 1e+07\n",
+		"\ncand_rx_frames_total{controller=\"sim0\",interface=\"vcan0\"} ",
+		"\ncand_stage_latency_seconds_count{controller=\"sim0\",interface=\"vcan0\",stage=\"rx_end_to_end\"} ",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }

@@ -92,6 +92,8 @@ func newCollector(c *Controller) *collector {
 		{desc("tec", "Transmit error counter (TEC) of the MCP2515: error-warning from 96, error-passive from 128, bus-off at 256."), c.TEC},
 		{desc("rec", "Receive error counter (REC) of the MCP2515: error-warning from 96, error-passive from 128."), c.REC},
 		{desc("spi_clock_hertz", "SPI clock (SCLK) frequency in use."), c.SCLKHz},
+		{desc("spi_clock_min_hertz", "Lowest SCLK the divider gives over the core clock's range (the firmware scales the core clock unless core_freq is pinned)."), c.SCLKMinHz},
+		{desc("spi_clock_max_hertz", "Highest SCLK the divider gives over the core clock's range; never above the configured clock_hz."), c.SCLKMaxHz},
 	}
 	return k
 }

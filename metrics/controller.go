@@ -83,6 +83,8 @@ type Controller struct {
 	TEC      *Gauge // cand_tec (transmit error counter)
 	REC      *Gauge // cand_rec (receive error counter)
 	SCLKHz   *Gauge // cand_spi_clock_hertz
+	// SCLK reachable over the core clock's range (firmware scaling, unless pinned).
+	SCLKMinHz, SCLKMaxHz *Gauge // cand_spi_clock_min_hertz, cand_spi_clock_max_hertz
 
 	name, iface string
 	created     time.Time
@@ -131,6 +133,8 @@ func newController(name, iface string, created time.Time) *Controller {
 		TEC:              new(Gauge),
 		REC:              new(Gauge),
 		SCLKHz:           new(Gauge),
+		SCLKMinHz:        new(Gauge),
+		SCLKMaxHz:        new(Gauge),
 		name:             name,
 		iface:            iface,
 		created:          created,
