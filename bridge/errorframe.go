@@ -8,6 +8,9 @@ import (
 // errorFrameFor maps what the chip reported to a SocketCAN error frame in the
 // kernel's format (linux/can/error.h), as the kernel's mcp251x does, plus the
 // error counters (CAN_ERR_CNT, data[6] = TEC, data[7] = REC) that mcp251x omits.
+// A message error (MERRF) alone makes no frame: the chip does not say which protocol
+// error it was, and it fires on every failed attempt (the kernel warns that bus-error
+// frames "may flood"); it is counted in cand_message_errors_total.
 func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 	var ef socketcan.ErrorFrame
 	switch {
@@ -32,9 +35,6 @@ func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 	if e.RX0Overflow || e.RX1Overflow {
 		ef.Class |= socketcan.CAN_ERR_CRTL
 		ef.Data[1] |= socketcan.CAN_ERR_CRTL_RX_OVERFLOW
-	}
-	if e.MessageError {
-		ef.Class |= socketcan.CAN_ERR_PROT
 	}
 	if ef.Class != 0 {
 		ef.Class |= socketcan.CAN_ERR_CNT

@@ -446,3 +446,166 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// readAll collects the frames cand writes for controller i until none arrives for
+// quiet.
+func (r *rig) readAll(i int, quiet time.Duration) []can.Frame {
+	var out []can.Frame
+	for {
+		f, k, err := r.read(i, quiet)
+		if err != nil {
+			return out
+		}
+		if k == socketcan.FrameError {
+			f.ID |= socketcan.CAN_ERR_FLAG
+		}
+		out = append(out, f)
+	}
+}
+
+// Acceptance filters: only IDs that pass RXM0/RXF0..1 or RXM1/RXF2..5 reach the
+// socket; the others never leave the chip.
+func TestFilters(t *testing.T) {
+	r := startRig(t, simBase+`
+        - {kind: periodic, name: a, ids: [0x100, 0x150, 0x200, 0x201, 0x2FF], period: 4ms, dlc: 1}
+        - {kind: periodic, name: x, ids: [0x18DAF110, 0x18DAF111], extended: true, period: 5ms, dlc: 1}
+    filters:
+      mask0: {id: 0x7FF}
+      mask1: {id: 0x700}
+      filters:
+        - {id: 0x100}
+        - {id: 0x18DAF111, extended: true}
+        - {id: 0x200}
+`)
+	// mask1 0x700 with filter 0x200 accepts 0x200..0x2FF; mask0 0x7FF with RXF0/RXF1
+	// accepts exactly 0x100. RXF1 is extended but RXM0 is a standard mask: its EID
+	// bits are 0 (don't care), so RXF1 accepts every extended ID whose top 11 bits
+	// match 0x18DAF111's.
+	seen := map[uint32]int{}
+	for i := 0; i < 120; i++ {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameData {
+			t.Fatalf("frame %d: %v %v %v", i, f, k, err)
+		}
+		seen[f.ID]++
+	}
+	for _, id := range []uint32{0x150} {
+		if seen[id] != 0 {
+			t.Errorf("ID %#x passed the filters %d times", id, seen[id])
+		}
+	}
+	for _, id := range []uint32{0x100, 0x200, 0x201, 0x2FF, 0x18DAF110, 0x18DAF111} {
+		if seen[id] == 0 {
+			t.Errorf("ID %#x never arrived (seen %v)", id, seen)
+		}
+	}
+}
+
+// Loopback mode: what cand sends comes straight back from the chip and never
+// reaches the bus.
+func TestLoopbackMode(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    mode: loopback
+    interface: {name: vcan0}
+    sim:
+      peers:
+        - {kind: answer, name: echo, id_offset: 1}
+`)
+	for i := 0; i < 50; i++ {
+		f := can.Frame{ID: 0x222, Length: 2, Data: can.Data{byte(i), 0xAA}}
+		r.write(0, f)
+		got, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameData || got != f {
+			t.Fatalf("frame %d: got %v %v %v, want %v", i, got, k, err, f)
+		}
+	}
+	if st := r.pi.Node(0).Peers[0].Stats(); st.Received != 0 || st.Sent != 0 {
+		t.Fatalf("the bus saw traffic in loopback mode: %+v", st)
+	}
+}
+
+// Listen-only mode: cand receives the bus's traffic but never transmits or ACKs.
+func TestListenOnlyMode(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    mode: listen-only
+    interface: {name: vcan0}
+    sim:
+      peers:
+        - {kind: periodic, name: p, ids: [0x100], period: 5ms, dlc: 8}
+        - {kind: answer, name: echo, id_offset: 1}
+`)
+	r.write(0, can.Frame{ID: 0x7EE, Length: 1, Data: can.Data{1}})
+	got := map[uint32]int{}
+	for i := 0; i < 40; i++ {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameData {
+			t.Fatalf("frame %d: %v %v %v", i, f, k, err)
+		}
+		got[f.ID]++
+	}
+	if got[0x100] == 0 || got[0x101] == 0 || len(got) != 2 {
+		t.Fatalf("frames by ID %v, want only 0x100 and its answers 0x101", got)
+	}
+	for _, p := range r.pi.Node(0).Peers {
+		for _, rec := range p.Received() {
+			if rec.Frame.ID == 0x7EE || rec.Frame.ID == 0x7EF {
+				t.Fatalf("peer %s received %v: listen-only cand transmitted", p.Name(), rec.Frame)
+			}
+		}
+	}
+}
+
+// Error states: with no other node to ACK, cand's frame fails again and again; the
+// transmit error counter climbs, and cand reports error-warning and then
+// error-passive as SocketCAN error frames (CAN_ERR_CRTL with TX_WARNING, then
+// TX_PASSIVE, with TEC/REC in data[6..7]).
+func TestErrorFramesWarningThenPassive(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    interface: {name: vcan0}
+`)
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	var errs []can.Frame
+	for len(errs) < 2 {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil {
+			t.Fatalf("after %d error frames: %v", len(errs), err)
+		}
+		if k != socketcan.FrameError {
+			t.Fatalf("unexpected %v frame %v", k, f)
+		}
+		errs = append(errs, f)
+	}
+	const class = socketcan.CAN_ERR_CRTL | socketcan.CAN_ERR_CNT
+	for i, want := range []struct {
+		bits     byte
+		min, max byte
+	}{
+		{socketcan.CAN_ERR_CRTL_TX_WARNING, 96, 127},
+		{socketcan.CAN_ERR_CRTL_TX_PASSIVE, 128, 255},
+	} {
+		f := errs[i]
+		if f.ID != class || f.Length != 8 || f.Data[1] != want.bits || f.Data[6] < want.min || f.Data[6] > want.max || f.Data[7] != 0 ||
+			f.Data[0] != 0 || f.Data[2] != 0 || f.Data[3] != 0 || f.Data[4] != 0 || f.Data[5] != 0 {
+			t.Fatalf("error frame %d: class %#x data % x; want class %#x, data[1] %#x, TEC in %d..%d, REC 0", i, f.ID, f.Data, uint32(class), want.bits, want.min, want.max)
+		}
+	}
+	m := r.d.Owner.Ports[0].M
+	if m.BusState.Load() != 2 || m.TEC.Load() < 128 {
+		t.Fatalf("bus state %d, TEC %d; want 2 (passive), ≥ 128", m.BusState.Load(), m.TEC.Load())
+	}
+}

@@ -38,24 +38,7 @@ func controllerConfig(cc *config.Controller, bt mcp2515.BitTiming) mcp2515.Confi
 		c.Mode = mcp2515.ModeNormal
 	}
 	if f := cc.Filters; f != nil {
-		mf := &mcp2515.Filters{Rollover: f.Rollover == nil || *f.Rollover, NFilters: len(f.Filters)}
-		mf.Mask[0] = mcp2515.FilterID{ID: f.Mask0.ID, Extended: f.Mask0.Extended}
-		mf.Mask[1] = mcp2515.FilterID{ID: f.Mask1.ID, Extended: f.Mask1.Extended}
-		for i := range mf.Filter {
-			// Unused filters repeat an existing one of the same buffer, so they
-			// accept nothing the configured ones would not.
-			src := i
-			if src >= len(f.Filters) {
-				src = 0
-				if i >= 2 && len(f.Filters) > 2 {
-					src = 2
-				}
-			}
-			if src < len(f.Filters) {
-				mf.Filter[i] = mcp2515.FilterID{ID: f.Filters[src].ID, Extended: f.Filters[src].Extended}
-			}
-		}
-		c.Filters = mf
+		c.Filters = filters(f)
 	}
 	return c
 }
@@ -66,4 +49,31 @@ func rtConfig(cfg *config.Config) rt.Config {
 		CPU:      cfg.Realtime.CPU,
 		Mlockall: cfg.Realtime.Mlockall == nil || *cfg.Realtime.Mlockall,
 	}
+}
+
+// filters maps the configuration onto RXM0/RXF0..1 (RXB0) and RXM1/RXF2..5 (RXB1).
+// Filters the configuration leaves out repeat given ones of the same buffer, so they
+// accept nothing new. With two filters or fewer, RXB1 gets RXB0's mask and filters:
+// a frame that rolls over from a full RXB0 is then accepted by the same rule,
+// instead of by RXB1's all-zero default mask (which would accept everything).
+func filters(f *config.Filters) *mcp2515.Filters {
+	id := func(c config.Filter) mcp2515.FilterID { return mcp2515.FilterID{ID: c.ID, Extended: c.Extended} }
+	mf := &mcp2515.Filters{Rollover: f.Rollover == nil || *f.Rollover, NFilters: len(f.Filters)}
+	mf.Mask[0], mf.Mask[1] = id(f.Mask0), id(f.Mask1)
+	given := f.Filters
+	if len(given) == 0 {
+		given = []config.Filter{{}}
+	}
+	rxb0, rxb1 := given[:min(2, len(given))], given[min(2, len(given)):]
+	if len(rxb1) == 0 {
+		rxb1 = rxb0
+		mf.Mask[1] = mf.Mask[0]
+	}
+	for i := 0; i < 2; i++ {
+		mf.Filter[i] = id(rxb0[i%len(rxb0)])
+	}
+	for i := 2; i < 6; i++ {
+		mf.Filter[i] = id(rxb1[(i-2)%len(rxb1)])
+	}
+	return mf
 }
