@@ -36,8 +36,20 @@ type Owner struct {
 	Setup func() error
 
 	heartbeat atomic.Int64
-	ctlFd     int
+	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
 	stop      atomic.Bool
+	restart   atomic.Bool
+}
+
+// Restart asks the owner thread to restart every controller that is off the bus
+// (bus-off with restart_ms 0, like `ip link set canX type can restart`). Safe from
+// any goroutine.
+func (o *Owner) Restart() {
+	o.restart.Store(true)
+	if fd := o.ctlFd.Load(); fd > 0 {
+		var one = [8]byte{1}
+		unix.Write(int(fd-1), one[:])
+	}
 }
 
 // Heartbeat is the CLOCK_MONOTONIC ns of the loop's last turn; the watchdog is fed
@@ -62,8 +74,8 @@ func (o *Owner) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("owner: eventfd: %w", err)
 	}
-	o.ctlFd = ctl
-	defer unix.Close(ctl)
+	o.ctlFd.Store(int64(ctl) + 1)
+	defer func() { o.ctlFd.Store(0); unix.Close(ctl) }()
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("owner: epoll_create1: %w", err)
@@ -115,7 +127,7 @@ func (o *Owner) loop(ep int) error {
 				data := int(ev.Fd)
 				if data&3 == srcCtl {
 					var b [8]byte
-					unix.Read(o.ctlFd, b[:])
+					unix.Read(int(o.ctlFd.Load()-1), b[:])
 					continue
 				}
 				p := o.Ports[data>>2]
@@ -133,7 +145,17 @@ func (o *Owner) loop(ep int) error {
 			return nil
 		}
 		timeout = maxIdleWait
+		manual := o.restart.Swap(false)
 		for i, p := range o.Ports {
+			if p.busOff {
+				if now := mono.Now(); manual || (p.restartAt != 0 && now >= p.restartAt) {
+					if err := p.restart(true); err != nil {
+						return fmt.Errorf("%s: restart after bus-off: %w", p.Name, err)
+					}
+				} else if p.restartAt != 0 {
+					timeout = min(timeout, int((p.restartAt-now)/1e6)+1)
+				}
+			}
 			// Level semantics: an INT still low (missed edge, or the handler's
 			// bound) is serviced now.
 			if o.Int[i].Asserted() {

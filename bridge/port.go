@@ -22,6 +22,9 @@ type Port struct {
 	M      *metrics.Controller
 	// ErrorFrames: send SocketCAN error frames for state changes and overflows.
 	ErrorFrames bool
+	// RestartNs is how long after bus-off the controller is restarted (like the
+	// kernel's restart-ms); 0 = only on request (Owner.Restart).
+	RestartNs int64
 
 	spi *SPI // the transport, for per-interrupt CS timing
 
@@ -41,8 +44,13 @@ type Port struct {
 	lastDrops    uint32
 
 	needReinit bool
-	stuck      bool   // INT still asserted after HandleInterrupt's bound
-	uncertain  uint64 // Ctl.Stats().RXOrderUncertain already exported
+	// busOff: the controller left the bus; it is held in Configuration mode (which
+	// also stops the MCP2515's own recovery) until restartAt (0 = manual restart).
+	busOff    bool
+	held      bool
+	restartAt int64
+	stuck     bool   // INT still asserted after HandleInterrupt's bound
+	uncertain uint64 // Ctl.Stats().RXOrderUncertain already exported
 }
 
 // NewPort wires a controller to its INT line and socket. spi must be the transport
@@ -102,6 +110,10 @@ func (p *Port) Error(e *mcp2515.ErrorEvent) {
 	}
 	if e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff {
 		p.M.BusOffs.Inc()
+		p.busOff = true
+		if p.RestartNs > 0 {
+			p.restartAt = mono.Now() + p.RestartNs
+		}
 	}
 	if !p.ErrorFrames {
 		return
@@ -146,7 +158,41 @@ func (p *Port) interrupt(edgeNs int64) error {
 	if p.needReinit {
 		// The chip reset itself (CNF/CANINTE lost): program it again.
 		p.needReinit = false
-		return p.Ctl.Init()
+		return p.restart(false)
+	}
+	if p.busOff && !p.held {
+		// Hold the controller off the bus until the restart: Configuration mode
+		// stops the MCP2515's automatic recovery after 128 × 11 recessive bits.
+		p.held = true
+		return p.Ctl.Stop()
+	}
+	return nil
+}
+
+// restart re-initialises the controller (RESET clears TEC/REC: error-active) after
+// bus-off or a chip reset. Frames that were loaded and not sent are dropped and
+// counted; frames still in the socket queue go out afterwards. announce sends
+// CAN_ERR_RESTARTED, as the kernel does after a bus-off restart.
+func (p *Port) restart(announce bool) error {
+	if n := p.Ctl.Pending(); n > 0 {
+		p.M.TXDropped.Add(uint64(n))
+	}
+	p.txReadNs = [3]int64{}
+	if err := p.Ctl.Init(); err != nil {
+		return err
+	}
+	p.busOff, p.held, p.restartAt = false, false, 0
+	p.M.BusState.Set(int64(mcp2515.StateErrorActive))
+	p.M.TEC.Set(0)
+	p.M.REC.Set(0)
+	if announce && p.ErrorFrames {
+		ef := socketcan.ErrorFrame{Class: socketcan.CAN_ERR_RESTARTED}
+		ef.Encode(&p.errBuf)
+		if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
+			p.M.SocketWriteErrs.Inc()
+		} else {
+			p.M.ErrorFrames.Inc()
+		}
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ import (
 // back-pressure) rather than being dropped. The socket is edge-triggered in epoll:
 // sockReadable stays set until a read returns EAGAIN.
 func (p *Port) pumpTX() error {
-	for p.sockReadable && p.Ctl.TxFree() {
+	// Off the bus, frames wait in the socket queue until the restart.
+	for p.sockReadable && !p.busOff && p.Ctl.TxFree() {
 		_, err := socketcan.ReadFrame(p.SockFd, &p.txBuf, &p.drops)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			if err == unix.EAGAIN {

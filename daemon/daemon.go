@@ -13,8 +13,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"cand/bridge"
@@ -114,6 +116,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			sockFd = fd
 		}
 		port := bridge.NewPort(cc.Name, ctl, spi, hw.fds[i], sockFd, m, *cc.ErrorFrames)
+		port.RestartNs = int64(*cc.RestartMs) * 1e6
 		owner.Ports = append(owner.Ports, port)
 		owner.Int = append(owner.Int, intr)
 		owner.PollWindow = append(owner.PollWindow, cc.IntPollWindow.D())
@@ -173,6 +176,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			opt.Ready(d)
 		}
 		go watchdog(runCtx, notifier, owner)
+		go manualRestart(runCtx, owner, log)
 	case err := <-errc:
 		wg.Wait()
 		return err
@@ -203,6 +207,23 @@ func spareProcs(controllers int, sim bool, log *slog.Logger) {
 	if runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
 		log.Debug("GOMAXPROCS raised", "procs", n)
+	}
+}
+
+// manualRestart restarts controllers that are off the bus on SIGUSR1 — the manual
+// restart for restart_ms 0, like `ip link set canX type can restart`.
+func manualRestart(ctx context.Context, o *bridge.Owner, log *slog.Logger) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	defer signal.Stop(sig)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+			log.Info("SIGUSR1: restarting controllers that are bus-off")
+			o.Restart()
+		}
 	}
 }
 

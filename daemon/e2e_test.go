@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/mono"
 	"cand/sim"
 	"cand/sim/canbus"
 	"cand/socketcan"
@@ -607,5 +608,65 @@ controllers:
 	m := r.d.Owner.Ports[0].M
 	if m.BusState.Load() != 2 || m.TEC.Load() < 128 {
 		t.Fatalf("bus state %d, TEC %d; want 2 (passive), ≥ 128", m.BusState.Load(), m.TEC.Load())
+	}
+}
+
+// Bus-off and restart: a bus stuck dominant drives cand's TEC past 255 while it
+// tries to send. cand reports the state changes ending in CAN_ERR_BUSOFF, holds the
+// controller off the bus, restarts it restart_ms later (CAN_ERR_RESTARTED), drops
+// and counts the frame that was loaded, and then bridges again.
+func TestBusOffAndRestart(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    restart_ms: 50
+    interface: {name: vcan0}
+    sim:
+      peers:
+        - {kind: answer, name: echo, id_offset: 1}
+`)
+	now := mono.Now()
+	r.pi.Node(0).Bus.StuckDominant(now, now+int64(20*time.Millisecond))
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	var classes []uint32
+	for {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil {
+			t.Fatalf("after error frames %#x: %v", classes, err)
+		}
+		if k != socketcan.FrameError {
+			t.Fatalf("unexpected %v frame %v before the restart", k, f)
+		}
+		classes = append(classes, f.ID)
+		if f.ID == socketcan.CAN_ERR_RESTARTED {
+			if f.Data != (can.Data{}) {
+				t.Fatalf("restart frame data % x, want zeros", f.Data)
+			}
+			break
+		}
+	}
+	n := len(classes)
+	if n < 2 || classes[n-2] != socketcan.CAN_ERR_BUSOFF|socketcan.CAN_ERR_CNT {
+		t.Fatalf("error frame classes %#x: want CAN_ERR_BUSOFF|CAN_ERR_CNT right before CAN_ERR_RESTARTED", classes)
+	}
+	for _, c := range classes[:n-2] {
+		if c != socketcan.CAN_ERR_CRTL|socketcan.CAN_ERR_CNT {
+			t.Fatalf("error frame classes %#x: only warning/passive (CRTL) frames may come before bus-off", classes)
+		}
+	}
+	m := r.d.Owner.Ports[0].M
+	if m.BusOffs.Load() != 1 || m.TXDropped.Load() != 1 || m.BusState.Load() != 0 {
+		t.Fatalf("bus-off %d, tx dropped %d, bus state %d; want 1, 1, 0", m.BusOffs.Load(), m.TXDropped.Load(), m.BusState.Load())
+	}
+	g := can.Frame{ID: 0x200, Length: 2, Data: can.Data{7, 7}}
+	r.write(0, g)
+	f, k, err := r.read(0, 5*time.Second)
+	want := g
+	want.ID++
+	if err != nil || k != socketcan.FrameData || f != want {
+		t.Fatalf("after the restart got %v %v %v, want the answer %v", f, k, err, want)
 	}
 }
