@@ -3,6 +3,7 @@
 //
 //	cand -config /etc/cand/cand.yaml
 //	cand -config deploy/sim.yaml -check-config
+//	cand bench -quick
 package main
 
 import (
@@ -28,6 +29,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "bench" {
+		return runBench(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("cand", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "/etc/cand/cand.yaml", "configuration file (YAML)")

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A tiny run end to end: one pipeline scenario and one transfer size, written to
+// disk. The JSON holds every field issue 5 names and the SVG is well-formed XML.
+// Numbers are not judged here (timing claims belong to the benchmark itself).
+func TestTinyRunWritesJSONAndSVG(t *testing.T) {
+	sc := Scenario{Name: "tiny", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
+		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond}
+	rep, err := Run(context.Background(), []Scenario{sc}, 50, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Transfers = rep.Transfers[:1] // 2 bytes is enough here
+	dir := t.TempDir()
+	jsonPath, svgPath, err := Write(rep, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("%s: %v", jsonPath, err)
+	}
+	scens, _ := doc["scenarios"].([]any)
+	if len(scens) != 1 {
+		t.Fatalf("scenarios = %v, want one", doc["scenarios"])
+	}
+	s := scens[0].(map[string]any)
+	for _, k := range []string{"name", "bitrate", "load_percent", "duration_s", "frames_offered", "frames_received",
+		"frames_lost", "spi_transfers_per_rx_frame", "spi_bytes_per_rx_frame", "allocs_per_frame", "cpu_us_per_frame", "stages"} {
+		if _, ok := s[k]; !ok {
+			t.Errorf("scenario lacks %q", k)
+		}
+	}
+	if s["name"] != "tiny" || s["bitrate"] != float64(1_000_000) || s["load_percent"] != float64(100) {
+		t.Errorf("scenario name/bitrate/load = %v/%v/%v, want tiny/1000000/100", s["name"], s["bitrate"], s["load_percent"])
+	}
+	if s["frames_received"].(float64) == 0 {
+		t.Error("no frame received in 300 ms at 100 % load")
+	}
+	stages, _ := s["stages"].(map[string]any)
+	for _, name := range []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done"} {
+		st, ok := stages[name].(map[string]any)
+		if !ok {
+			t.Errorf("stages lacks %q", name)
+			continue
+		}
+		for _, k := range []string{"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "count"} {
+			if _, ok := st[k]; !ok {
+				t.Errorf("stage %s lacks %q", name, k)
+			}
+		}
+	}
+	xfers, _ := doc["transfers"].([]any)
+	if len(xfers) != 1 {
+		t.Fatalf("transfers = %v, want one", doc["transfers"])
+	}
+	x := xfers[0].(map[string]any)
+	for _, k := range []string{"bytes", "wire_us", "poll_p50_us", "sleep_p50_us", "poll_p99_us", "sleep_p99_us"} {
+		if _, ok := x[k]; !ok {
+			t.Errorf("transfer lacks %q", k)
+		}
+	}
+	if x["bytes"] != float64(2) {
+		t.Errorf("transfer bytes = %v, want 2", x["bytes"])
+	}
+
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(svg))
+	var root string
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", svgPath, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+
+	var md strings.Builder
+	Markdown(&md, rep)
+	for _, want := range []string{"| tiny | 1000000 | 100 |", "| tiny | rx_end_to_end |", "| 2 | 50 |", "### Targets"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// A DLC below 8 cannot carry the counter losses are measured with: refused, with
+// the reason.
+func TestScenarioNeedsEightDataBytes(t *testing.T) {
+	_, err := RunScenario(context.Background(), Scenario{Name: "short", Bitrate: 500_000, LoadPercent: 100, DLC: 4, Duration: time.Second}, nil)
+	if err == nil || !strings.Contains(err.Error(), "need 8 data bytes") {
+		t.Fatalf("err = %v, want the dlc refused", err)
+	}
+}

@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Markdown writes rep as Markdown tables: scenarios, stage latencies, SPI engine
+// transfers and targets.
+func Markdown(w io.Writer, rep *Report) {
+	if len(rep.Scenarios) > 0 {
+		fmt.Fprintln(w, "### Full pipeline on the virtual Pi")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, s := range rep.Scenarios {
+			load := fmt.Sprintf("%g", s.LoadPercent)
+			if s.LoadPercent == 0 {
+				load = "isolated"
+			}
+			win := "off"
+			if s.IntPollWindowUs > 0 {
+				win = fmt.Sprintf("%g µs", s.IntPollWindowUs)
+			}
+			stress := ""
+			if s.Stress {
+				stress = "yes"
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %.1f | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.4f | %.1f | %d |\n",
+				s.Name, s.Bitrate, load, win, stress, s.DurationS, s.FramesOffered, s.FramesReceived, s.FramesLost,
+				s.RXOverflows, s.SPITransfersPerRXFrame, s.SPIBytesPerRXFrame, s.WireUsPerRXFrame, s.AllocsPerFrame,
+				s.CPUUsPerFrame, s.PolledInterrupts)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "### Stage latencies (µs)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| scenario | stage | count | p50 | p90 | p99 | p99.9 | max |")
+		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+		for _, s := range rep.Scenarios {
+			for _, name := range stageOrder(s.Stages) {
+				st := s.Stages[name]
+				if st.Count == 0 {
+					continue
+				}
+				fmt.Fprintf(w, "| %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+					s.Name, name, st.Count, st.P50, st.P90, st.P99, st.P999, st.Max)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Transfers) > 0 {
+		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| bytes | transfers | wire | poll p50 | poll p99 | sleep p50 | sleep p99 | poll p50 / wire | sleep p50 / poll p50 | poll slept | sleep slept |")
+		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, x := range rep.Transfers {
+			fmt.Fprintf(w, "| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f× | %.1f× | %.0f %% | %.0f %% |\n",
+				x.Bytes, x.Transfers, x.WireUs, x.PollP50, x.PollP99, x.SleepP50, x.SleepP99, x.PollVsWire, x.SleepVsPoll,
+				100*x.PollSlept, 100*x.SleepSlept)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.Targets) > 0 {
+		fmt.Fprintln(w, "### Targets (issue 5)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| goal | measured | |")
+		fmt.Fprintln(w, "|---|---|---|")
+		for _, t := range rep.Targets {
+			mark := "missed"
+			if t.Met {
+				mark = "met"
+			}
+			fmt.Fprintf(w, "| %s | %s | **%s** |\n", t.Goal, t.Measured, mark)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// stageOrder lists the named stages first, then the SPI transfer kinds.
+func stageOrder(m map[string]Stage) []string {
+	var out []string
+	for _, n := range StageNames {
+		if _, ok := m[n]; ok {
+			out = append(out, n)
+		}
+	}
+	var spi []string
+	for n := range m {
+		if strings.HasPrefix(n, "spi_") {
+			spi = append(spi, n)
+		}
+	}
+	sortStrings(spi)
+	return append(out, spi...)
+}

@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// DefaultIntPollWindow is the INT poll window of the "poll window on" scenarios.
+const DefaultIntPollWindow = 500 * time.Microsecond
+
+// Durations of one suite.
+type Durations struct {
+	Main      time.Duration // 1 Mbit/s, 100 %, poll window on; and its stress twin
+	Other     time.Duration // every other pipeline scenario
+	Transfers int           // transfers per size and mode
+}
+
+// Quick keeps the whole suite under a minute; Full follows the issue for the
+// main scenario (60 s) and keeps the rest at 20 s (about five minutes in all).
+var (
+	Quick = Durations{Main: 4 * time.Second, Other: 2 * time.Second, Transfers: 2000}
+	Full  = Durations{Main: 60 * time.Second, Other: 20 * time.Second, Transfers: 20000}
+)
+
+// Suite returns the issue's scenarios with durations d.
+func Suite(d Durations) []Scenario {
+	var s []Scenario
+	for _, br := range []uint32{125_000, 500_000, 1_000_000} {
+		for _, win := range []time.Duration{DefaultIntPollWindow, 0} {
+			dur := d.Other
+			if br == 1_000_000 && win != 0 {
+				dur = d.Main
+			}
+			onoff := "on"
+			if win == 0 {
+				onoff = "off"
+			}
+			s = append(s, Scenario{Name: fmt.Sprintf("load100-%s-window-%s", rate(br), onoff), Bitrate: br,
+				LoadPercent: 100, DLC: 8, IntPollWindow: win, Duration: dur})
+		}
+	}
+	s = append(s,
+		Scenario{Name: "load100-1M-window-on-stress", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
+			IntPollWindow: DefaultIntPollWindow, Stress: true, Duration: d.Main},
+		Scenario{Name: "isolated-1M-window-on", Bitrate: 1_000_000, Period: 5 * time.Millisecond, DLC: 8,
+			IntPollWindow: DefaultIntPollWindow, Duration: d.Other})
+	return s
+}
+
+func rate(br uint32) string {
+	if br >= 1_000_000 {
+		return fmt.Sprintf("%dM", br/1_000_000)
+	}
+	return fmt.Sprintf("%dk", br/1000)
+}
+
+// TransferSizes are the SPI transfer sizes compared (issue 5).
+var TransferSizes = []int{2, 14, 64}
+
+// Run runs scenarios and the transfer comparison, reporting progress to progress.
+func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, progress io.Writer) (*Report, error) {
+	rep := &Report{}
+	for _, sc := range scenarios {
+		fmt.Fprintf(progress, "bench: %s for %v...\n", sc.Name, sc.Duration)
+		r, err := RunScenario(ctx, sc, base)
+		if err != nil {
+			return rep, err
+		}
+		rep.Scenarios = append(rep.Scenarios, r)
+	}
+	for _, n := range TransferSizes {
+		if transfers == 0 {
+			break
+		}
+		fmt.Fprintf(progress, "bench: SPI engine, %d-byte transfers, poll vs sleep...\n", n)
+		r, err := RunTransfers(n, transfers)
+		if err != nil {
+			return rep, err
+		}
+		rep.Transfers = append(rep.Transfers, r)
+	}
+	rep.Targets = Targets(rep)
+	return rep, nil
+}
+
+// Write stores the report as dir/bench.json and the RX end-to-end histogram as
+// dir/rx_end_to_end.svg, and returns both paths.
+func Write(rep *Report, dir string) (jsonPath, svgPath string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("bench: output directory: %w", err)
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return "", "", err
+	}
+	jsonPath = filepath.Join(dir, "bench.json")
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return "", "", fmt.Errorf("bench: %w", err)
+	}
+	svgPath = filepath.Join(dir, "rx_end_to_end.svg")
+	if err := os.WriteFile(svgPath, SVG(rep), 0o644); err != nil {
+		return "", "", fmt.Errorf("bench: %w", err)
+	}
+	return jsonPath, svgPath, nil
+}

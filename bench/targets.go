@@ -1,0 +1,56 @@
+package bench
+
+import "fmt"
+
+// Targets checks the goals against rep. Goals whose scenario or transfer
+// size is not in rep are left out.
+func Targets(rep *Report) []Target {
+	var t []Target
+	for _, s := range rep.Scenarios {
+		switch {
+		case s.Bitrate == 1_000_000 && s.LoadPercent >= 100 && s.IntPollWindowUs > 0:
+			t = append(t, Target{
+				Goal:     fmt.Sprintf("0 frames lost, 100 %% load, 1 Mbit/s (%s, %.0f s)", s.Name, s.DurationS),
+				Measured: fmt.Sprintf("%d of %d lost", s.FramesLost, s.FramesOffered),
+				Met:      s.FramesLost == 0 && s.FramesOffered > 0,
+			})
+		case s.LoadPercent == 0:
+			t = append(t, Target{
+				Goal:     fmt.Sprintf("≤ 2 SPI transfers and ≤ 16 bytes per isolated RX frame (%s)", s.Name),
+				Measured: fmt.Sprintf("%.2f transfers, %.1f bytes", s.SPITransfersPerRXFrame, s.SPIBytesPerRXFrame),
+				Met:      s.FramesReceived > 0 && s.SPITransfersPerRXFrame <= 2.0001 && s.SPIBytesPerRXFrame <= 16.0001,
+			})
+			e2e := s.Stages["rx_end_to_end"]
+			limit := 2 * s.WireUsPerRXFrame
+			t = append(t, Target{
+				Goal:     fmt.Sprintf("RX end-to-end p99 ≤ 2 × SPI wire time per frame (%s)", s.Name),
+				Measured: fmt.Sprintf("p99 %.1f µs, limit %.1f µs (wire %.1f µs)", e2e.P99, limit, s.WireUsPerRXFrame),
+				Met:      e2e.Count > 0 && e2e.P99 <= limit,
+			})
+		}
+		if s.LoadPercent >= 100 && s.Bitrate == 1_000_000 && s.IntPollWindowUs > 0 && !s.Stress {
+			t = append(t, Target{
+				Goal:     fmt.Sprintf("0 allocations per frame in steady state (%s, whole process)", s.Name),
+				Measured: fmt.Sprintf("%.4f allocs/frame", s.AllocsPerFrame),
+				Met:      s.AllocsPerFrame < 0.01,
+			})
+		}
+	}
+	for _, x := range rep.Transfers {
+		if x.Bytes == 2 || x.Bytes == 14 {
+			t = append(t, Target{
+				Goal:     fmt.Sprintf("polling-first %d-byte transfer p50 ≤ 1.3 × wire time", x.Bytes),
+				Measured: fmt.Sprintf("%.2f µs = %.2f × wire %.2f µs", x.PollP50, x.PollVsWire, x.WireUs),
+				Met:      x.PollVsWire > 0 && x.PollVsWire <= 1.3,
+			})
+		}
+		if x.Bytes == 2 {
+			t = append(t, Target{
+				Goal:     "polling-first 2-byte transfer ≥ 5 × faster than sleeping (reference 5.5×)",
+				Measured: fmt.Sprintf("%.1f×", x.SleepVsPoll),
+				Met:      x.SleepVsPoll >= 5,
+			})
+		}
+	}
+	return t
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"cand/hw/bcm2835"
+	"cand/sim/soc"
+)
+
+// TransferCoreHz is the core clock of the SPI engine comparison: a Pi 3's 250 MHz
+// gives SCLK 9.6 MHz (CDIV 26) for a 10 MHz request, 936 ns a byte.
+const TransferCoreHz = 250_000_000
+
+// SleepBudget is the poll budget of the "sleep for every transfer" side: 0 means
+// the default (20 µs) to the SPI engine, so the smallest budget, 1 ns, stands for
+// none — every wait for bytes in flight goes to nanosleep.
+const SleepBudget = time.Nanosecond
+
+// echoSlave answers each byte with its complement.
+type echoSlave struct{}
+
+func (echoSlave) SetCS(active bool, at int64)                                {}
+func (echoSlave) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte { return ^mosi }
+
+// RunTransfers measures n transfers of size bytes on the register model, once
+// polling-first (the default 20 µs budget) and once sleeping for every wait, on a
+// locked OS thread as the owner thread runs.
+func RunTransfers(size, n int) (TransferResult, error) {
+	res := TransferResult{Bytes: size, Transfers: n, PollBudgetUs: us(bcm2835.DefaultPollBudget)}
+	pollP50, pollP99, pollSlept, wire, err := transfers(size, n, bcm2835.DefaultPollBudget)
+	if err != nil {
+		return res, err
+	}
+	sleepP50, sleepP99, sleepSlept, _, err := transfers(size, n, SleepBudget)
+	if err != nil {
+		return res, err
+	}
+	res.WireUs = us(wire)
+	res.PollP50, res.PollP99, res.PollSlept = us(pollP50), us(pollP99), pollSlept
+	res.SleepP50, res.SleepP99, res.SleepSlept = us(sleepP50), us(sleepP99), sleepSlept
+	if wire > 0 {
+		res.PollVsWire = float64(pollP50) / float64(wire)
+	}
+	if pollP50 > 0 {
+		res.SleepVsPoll = float64(sleepP50) / float64(pollP50)
+	}
+	return res, nil
+}
+
+func transfers(size, n int, budget time.Duration) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
+	s := soc.New(TransferCoreHz, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	for _, p := range []int{bcm2835.PinCE0, bcm2835.PinMISO, bcm2835.PinMOSI, bcm2835.PinSCLK} {
+		g.SetFunction(p, bcm2835.FselAlt0)
+	}
+	if err := s.AttachSPI(echoSlave{}, bcm2835.PinCE0, false); err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("bench: attaching the test slave: %w", err)
+	}
+	sp := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: TransferCoreHz, PollBudget: budget})
+	d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: 0}})
+	if err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("bench: SPI device: %w", err)
+	}
+	tx, rx := make([]byte, size), make([]byte, size)
+	samples := make([]int64, n)
+	var tm bcm2835.Timing
+	sleeps := 0
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for i := range n {
+		if err := d.Transfer(tx, rx, &tm); err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("bench: %d-byte transfer: %w", size, err)
+		}
+		samples[i] = tm.CSUp - tm.CSDown
+		if tm.Slept {
+			sleeps++
+		}
+	}
+	slices.Sort(samples)
+	q := func(f float64) time.Duration { return time.Duration(samples[min(int(f*float64(n)), n-1)]) }
+	return q(0.5), q(0.99), float64(sleeps) / float64(n), time.Duration(tm.WireNs), nil
+}
