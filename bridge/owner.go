@@ -163,6 +163,15 @@ func (o *Owner) loop(ep int) error {
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 			}
+			if d := p.txDeadline(); d != 0 {
+				if now := mono.Now(); now >= d {
+					if err := p.txTimeout(); err != nil {
+						return fmt.Errorf("%s: TX timeout: %w", p.Name, err)
+					}
+				} else {
+					timeout = min(timeout, int((d-now)/1e6)+1)
+				}
+			}
 			if err := p.pumpTX(); err != nil {
 				return fmt.Errorf("%s: %w", p.Name, err)
 			}

@@ -25,6 +25,9 @@ type Port struct {
 	// RestartNs is how long after bus-off the controller is restarted (like the
 	// kernel's restart-ms); 0 = only on request (Owner.Restart).
 	RestartNs int64
+	// TxTimeoutNs aborts the pending frames when the oldest has waited this long
+	// for the bus (0 = never).
+	TxTimeoutNs int64
 
 	spi *SPI // the transport, for per-interrupt CS timing
 
@@ -87,6 +90,13 @@ func (p *Port) Transmitted(buf int) {
 		p.M.TXSocketToDone.Observe(now - t)
 		p.txReadNs[buf] = 0
 	}
+}
+
+// TxFailed implements mcp2515.Sink: the frame was aborted (TX timeout) or failed in
+// one-shot mode. Counted, never silent.
+func (p *Port) TxFailed(buf int) {
+	p.M.TXDropped.Inc()
+	p.txReadNs[buf] = 0
 }
 
 // Error implements mcp2515.Sink.
@@ -195,4 +205,41 @@ func (p *Port) restart(announce bool) error {
 		}
 	}
 	return nil
+}
+
+// txDeadline is when the oldest pending frame times out (0: none pending, or no
+// timeout).
+func (p *Port) txDeadline() int64 {
+	if p.TxTimeoutNs == 0 || p.busOff {
+		return 0
+	}
+	var oldest int64
+	for _, t := range p.txReadNs {
+		if t != 0 && (oldest == 0 || t < oldest) {
+			oldest = t
+		}
+	}
+	if oldest == 0 {
+		return 0
+	}
+	return oldest + p.TxTimeoutNs
+}
+
+// txTimeout aborts every pending frame (ABAT), reports CAN_ERR_TX_TIMEOUT, and
+// services the chip once so the aborted buffers are released.
+func (p *Port) txTimeout() error {
+	if err := p.Ctl.Abort(); err != nil {
+		return err
+	}
+	if p.ErrorFrames {
+		ef := socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT}
+		ef.Encode(&p.errBuf)
+		if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
+			p.M.SocketWriteErrs.Inc()
+		} else {
+			p.M.ErrorFrames.Inc()
+		}
+	}
+	_, err := p.Ctl.HandleInterrupt(p)
+	return err
 }

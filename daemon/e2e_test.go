@@ -670,3 +670,71 @@ controllers:
 		t.Fatalf("after the restart got %v %v %v, want the answer %v", f, k, err, want)
 	}
 }
+
+// waitFor polls cond every millisecond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// One-shot mode: with nobody to ACK, the frame is tried once (TEC = 8 after one
+// ACK error), dropped and counted; no error frame, since the state stays active.
+func TestOneShotMode(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    one_shot: true
+    interface: {name: vcan0}
+`)
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	m := r.d.Owner.Ports[0].M
+	waitFor(t, 5*time.Second, "the one-shot frame to be dropped", func() bool { return m.TXDropped.Load() == 1 })
+	waitFor(t, 5*time.Second, "TEC 8", func() bool { return m.TEC.Load() == 8 })
+	if f, k, err := r.read(0, 100*time.Millisecond); err == nil {
+		t.Fatalf("unexpected %v frame %v", k, f)
+	}
+	if m.TXFrames.Load() != 0 || m.TEC.Load() != 8 {
+		t.Fatalf("tx frames %d, TEC %d; want 0 and 8 (one attempt)", m.TXFrames.Load(), m.TEC.Load())
+	}
+}
+
+// TX timeout: a frame nobody ACKs is aborted after tx_timeout (CANCTRL.ABAT),
+// reported with CAN_ERR_TX_TIMEOUT and counted as dropped; then cand takes frames
+// from the socket again.
+func TestTxTimeout(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    tx_timeout: 50ms
+    interface: {name: vcan0}
+`)
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	var classes []uint32
+	for {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameError {
+			t.Fatalf("after error frames %#x: %v %v %v", classes, f, k, err)
+		}
+		classes = append(classes, f.ID)
+		if f.ID == socketcan.CAN_ERR_TX_TIMEOUT {
+			break
+		}
+	}
+	m := r.d.Owner.Ports[0].M
+	waitFor(t, 5*time.Second, "the aborted frame to be counted", func() bool { return m.TXDropped.Load() == 1 })
+	// The next frame is taken from the socket and tried (and times out in turn).
+	r.write(0, can.Frame{ID: 0x124, Length: 1, Data: can.Data{2}})
+	waitFor(t, 5*time.Second, "the second frame to time out", func() bool { return m.TXDropped.Load() == 2 })
+}

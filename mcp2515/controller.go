@@ -23,6 +23,9 @@ type Sink interface {
 	Received(f *can.Frame)
 	// Transmitted is called when TX buffer buf has sent its frame.
 	Transmitted(buf int)
+	// TxFailed is called when TX buffer buf gave up its frame unsent: aborted (TX
+	// timeout) or failed in one-shot mode.
+	TxFailed(buf int)
 	// Error is called when the bus state changes or errors are flagged.
 	Error(e *ErrorEvent)
 }
@@ -73,6 +76,7 @@ type Controller struct {
 	nPending  int
 	lastPrio  byte
 	maxTX     int
+	aborting  bool // ABAT set: waiting for the pending buffers to be released
 
 	// RX order: after RXB0 was read while RXB1 was seen empty, a frame that shows up
 	// in RXB1 before RXB0 could refill is older than any new RXB0 frame.
@@ -151,6 +155,7 @@ func (c *Controller) Reset() error {
 	}
 	c.txPending = [3]bool{}
 	c.nPending = 0
+	c.aborting = false
 	c.rxb1First = false
 	c.state = StateErrorActive
 	return nil

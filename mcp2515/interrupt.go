@@ -34,6 +34,11 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 				return false, err
 			}
 		}
+		if c.nPending > 0 || c.aborting {
+			if err := c.txGone(st, sink); err != nil {
+				return false, err
+			}
+		}
 		if !c.intr.Asserted() {
 			c.rxb1First = false
 			return true, nil

@@ -18,6 +18,9 @@ var ErrTXFull = errors.New("mcp2515: no TX buffer free")
 // frames in flight; once the lowest priority is taken, the driver waits until the
 // pending frames have gone and starts again at TXP 3.
 func (c *Controller) TxFree() bool {
+	if c.aborting {
+		return false
+	}
 	if c.nPending == 0 {
 		return true
 	}
@@ -105,5 +108,44 @@ func (c *Controller) txDone(st byte, sink Sink) error {
 			sink.Transmitted(i)
 		}
 	}
+	return nil
+}
+
+// txGone releases pending buffers whose TXREQ the chip cleared without setting
+// TXnIF: the frame was aborted (ABAT) or failed in one-shot mode (error or lost
+// arbitration). READ STATUS carries both bits, so this costs no transfer. Each such
+// buffer is reported with TxFailed. Once an abort has released every buffer, ABAT is
+// cleared (while it is set the chip aborts every new request too).
+func (c *Controller) txGone(st byte, sink Sink) error {
+	for i := 0; i < 3; i++ {
+		req := byte(StatusTXB0REQ) << (2 * i)
+		txif := byte(StatusTX0IF) << (2 * i)
+		if c.txPending[i] && st&req == 0 && st&txif == 0 {
+			c.txPending[i] = false
+			c.nPending--
+			sink.TxFailed(i)
+		}
+	}
+	if c.aborting && c.nPending == 0 {
+		if err := c.bitModify(RegCANCTRL, CANCTRLABAT, 0); err != nil {
+			return err
+		}
+		c.aborting = false
+	}
+	return nil
+}
+
+// Abort requests the abort of every pending transmission (CANCTRL.ABAT): the TX
+// timeout. The chip stops retrying them; the next HandleInterrupt pass releases them
+// through Sink.TxFailed (a frame already on the wire may still complete: then it is
+// reported as Transmitted). No new frame is accepted until all are released.
+func (c *Controller) Abort() error {
+	if c.nPending == 0 {
+		return nil
+	}
+	if err := c.bitModify(RegCANCTRL, CANCTRLABAT, CANCTRLABAT); err != nil {
+		return err
+	}
+	c.aborting = true
 	return nil
 }
