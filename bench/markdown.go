@@ -32,6 +32,11 @@ func Markdown(w io.Writer, rep *Report) {
 				s.RXOverflows, s.SPITransfersPerRXFrame, s.SPIBytesPerRXFrame, s.WireUsPerRXFrame, s.AllocsPerFrame,
 				s.CPUUsPerFrame, s.PolledInterrupts)
 		}
+		for _, s := range rep.Scenarios {
+			if s.Error != "" {
+				fmt.Fprintf(w, "\n**%s failed:** %s\n", s.Name, s.Error)
+			}
+		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "### Stage latencies (µs)")
 		fmt.Fprintln(w)

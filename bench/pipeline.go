@@ -182,9 +182,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if serr := stopDaemon(); err == nil {
 		err = serr
 	}
-	if err != nil {
-		return res, err
-	}
+	// On an error the figures measured so far are still reported with it.
 	res.DurationS = w.elapsed.Seconds()
 	res.FramesOffered = w.sentEnd - w.sent0
 	res.FramesReceived = received
@@ -204,7 +202,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(d.Metrics)
-	return res, nil
+	return res, err
 }
 
 // window holds the counters at the start of the measured window and their deltas.

@@ -16,12 +16,15 @@ type Report struct {
 
 // ScenarioResult is one full-pipeline scenario.
 type ScenarioResult struct {
-	Name                   string           `json:"name"`
-	Bitrate                uint32           `json:"bitrate"`
-	LoadPercent            float64          `json:"load_percent"`
-	DLC                    uint8            `json:"dlc"`
-	IntPollWindowUs        float64          `json:"int_poll_window_us"`
-	Stress                 bool             `json:"stress"`
+	Name            string  `json:"name"`
+	Bitrate         uint32  `json:"bitrate"`
+	LoadPercent     float64 `json:"load_percent"`
+	DLC             uint8   `json:"dlc"`
+	IntPollWindowUs float64 `json:"int_poll_window_us"`
+	Stress          bool    `json:"stress"`
+	// Error, when set, is why the scenario stopped early (e.g. the daemon failed);
+	// the figures then cover only what was measured before, or are zero.
+	Error                  string           `json:"error,omitempty"`
 	DurationS              float64          `json:"duration_s"`
 	FramesOffered          uint64           `json:"frames_offered"`
 	FramesReceived         uint64           `json:"frames_received"`

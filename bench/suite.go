@@ -69,7 +69,13 @@ func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, p
 		fmt.Fprintf(progress, "bench: %s for %v...\n", sc.Name, sc.Duration)
 		r, err := RunScenario(ctx, sc, base)
 		if err != nil {
-			return rep, err
+			if ctx.Err() != nil {
+				return rep, err
+			}
+			// One failed scenario (e.g. the daemon giving up under stress) is a
+			// result, not the end of the run.
+			r.Error = err.Error()
+			fmt.Fprintf(progress, "bench: %s failed: %v\n", sc.Name, err)
 		}
 		rep.Scenarios = append(rep.Scenarios, r)
 	}

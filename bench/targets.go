@@ -11,8 +11,8 @@ func Targets(rep *Report) []Target {
 		case s.Bitrate == 1_000_000 && s.LoadPercent >= 100 && s.IntPollWindowUs > 0:
 			t = append(t, Target{
 				Goal:     fmt.Sprintf("0 frames lost, 100 %% load, 1 Mbit/s (%s, %.0f s)", s.Name, s.DurationS),
-				Measured: fmt.Sprintf("%d of %d lost", s.FramesLost, s.FramesOffered),
-				Met:      s.FramesLost == 0 && s.FramesOffered > 0,
+				Measured: lostText(s),
+				Met:      s.Error == "" && s.FramesLost == 0 && s.FramesOffered > 0,
 			})
 		case s.LoadPercent == 0:
 			t = append(t, Target{
@@ -53,4 +53,11 @@ func Targets(rep *Report) []Target {
 		}
 	}
 	return t
+}
+
+func lostText(s ScenarioResult) string {
+	if s.Error != "" {
+		return "failed: " + s.Error
+	}
+	return fmt.Sprintf("%d of %d lost", s.FramesLost, s.FramesOffered)
 }
