@@ -147,6 +147,12 @@ func (o *Owner) loop(ep int) error {
 		timeout = maxIdleWait
 		manual := o.restart.Swap(false)
 		for i, p := range o.Ports {
+			if next := p.health(mono.Now()); next != 0 {
+				timeout = min(timeout, max(int((next-mono.Now())/1e6)+1, 1))
+			}
+			if p.down {
+				continue
+			}
 			if p.busOff {
 				if now := mono.Now(); manual || (p.restartAt != 0 && now >= p.restartAt) {
 					if err := p.restart(true); err != nil {
@@ -207,7 +213,7 @@ func (o *Owner) intEvents(i int, p *Port) error {
 		}
 	}
 	p.M.IntEdges.Add(uint64(n))
-	if edge == 0 || !o.Int[i].Asserted() {
+	if edge == 0 || p.down || !o.Int[i].Asserted() {
 		return nil
 	}
 	if err := p.interrupt(edge); err != nil {
@@ -230,7 +236,7 @@ func (o *Owner) pollWindow() error {
 	deadline := mono.Now() + int64(window)
 	for mono.Now() < deadline && !o.stop.Load() {
 		for i, p := range o.Ports {
-			if o.Int[i].Asserted() {
+			if !p.down && o.Int[i].Asserted() {
 				if err := p.interrupt(mono.Now()); err != nil {
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}

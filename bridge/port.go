@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"time"
+
 	"go.einride.tech/can"
 
 	"cand/hw/gpio"
@@ -28,6 +30,8 @@ type Port struct {
 	// TxTimeoutNs aborts the pending frames when the oldest has waited this long
 	// for the bus (0 = never).
 	TxTimeoutNs int64
+	// Log reports state changes (chip lost, chip back); never called per frame.
+	Log func(msg string, args ...any)
 
 	spi *SPI // the transport, for per-interrupt CS timing
 
@@ -52,6 +56,13 @@ type Port struct {
 	busOff    bool
 	held      bool
 	restartAt int64
+
+	// Chip health: checked when idle every healthEvery; a chip that does not
+	// answer puts the port down, retried with a doubling back-off.
+	healthAt  int64
+	down      bool
+	retryAt   int64
+	backoff   int64
 	stuck     bool   // INT still asserted after HandleInterrupt's bound
 	uncertain uint64 // Ctl.Stats().RXOrderUncertain already exported
 }
@@ -102,7 +113,6 @@ func (p *Port) TxFailed(buf int) {
 // Error implements mcp2515.Sink.
 func (p *Port) Error(e *mcp2515.ErrorEvent) {
 	if e.ChipReset {
-		p.M.ChipResets.Inc()
 		p.needReinit = true
 		return
 	}
@@ -168,7 +178,8 @@ func (p *Port) interrupt(edgeNs int64) error {
 	if p.needReinit {
 		// The chip reset itself (CNF/CANINTE lost): program it again.
 		p.needReinit = false
-		return p.restart(false)
+		p.chipLost(mcp2515.ErrChipReset)
+		return nil
 	}
 	if p.busOff && !p.held {
 		// Hold the controller off the bus until the restart: Configuration mode
@@ -242,4 +253,61 @@ func (p *Port) txTimeout() error {
 	}
 	_, err := p.Ctl.HandleInterrupt(p)
 	return err
+}
+
+const (
+	healthEvery = int64(time.Second)
+	backoffMin  = int64(100 * time.Millisecond)
+	backoffMax  = int64(10 * time.Second)
+)
+
+// health runs the idle-time chip check when it is due and returns when the next is.
+func (p *Port) health(now int64) int64 {
+	if p.down {
+		if now >= p.retryAt {
+			p.retry()
+		}
+		return p.retryAt
+	}
+	if p.busOff || now < p.healthAt {
+		return p.healthAt
+	}
+	p.healthAt = now + healthEvery
+	if err := p.Ctl.Check(); err != nil {
+		p.chipLost(err)
+	}
+	return p.healthAt
+}
+
+// chipLost counts and logs a chip that reset itself or stopped answering, and
+// re-initialises it; if that fails the port goes down and retries with back-off.
+// Frames from the socket wait meanwhile (the socket queue is the buffer).
+func (p *Port) chipLost(why error) {
+	p.M.ChipResets.Inc()
+	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
+	if err := p.restart(false); err != nil {
+		p.down = true
+		p.backoff = backoffMin
+		p.retryAt = mono.Now() + p.backoff
+		p.log("chip does not answer; retrying with back-off", "controller", p.Name, "err", err.Error())
+		return
+	}
+	p.log("chip re-initialised", "controller", p.Name)
+}
+
+func (p *Port) retry() {
+	if err := p.restart(false); err != nil {
+		p.backoff = min(2*p.backoff, backoffMax)
+		p.retryAt = mono.Now() + p.backoff
+		return
+	}
+	p.down = false
+	p.healthAt = mono.Now() + healthEvery
+	p.log("chip back; bridging again", "controller", p.Name)
+}
+
+func (p *Port) log(msg string, args ...any) {
+	if p.Log != nil {
+		p.Log(msg, args...)
+	}
 }

@@ -13,7 +13,7 @@ import (
 // sockReadable stays set until a read returns EAGAIN.
 func (p *Port) pumpTX() error {
 	// Off the bus, frames wait in the socket queue until the restart.
-	for p.sockReadable && !p.busOff && p.Ctl.TxFree() {
+	for p.sockReadable && !p.busOff && !p.down && p.Ctl.TxFree() {
 		_, err := socketcan.ReadFrame(p.SockFd, &p.txBuf, &p.drops)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			if err == unix.EAGAIN {

@@ -118,6 +118,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		port := bridge.NewPort(cc.Name, ctl, spi, hw.fds[i], sockFd, m, *cc.ErrorFrames)
 		port.RestartNs = int64(*cc.RestartMs) * 1e6
 		port.TxTimeoutNs = int64(cc.TxTimeout.D())
+		port.Log = log.Warn
 		owner.Ports = append(owner.Ports, port)
 		owner.Int = append(owner.Int, intr)
 		owner.PollWindow = append(owner.PollWindow, cc.IntPollWindow.D())

@@ -738,3 +738,36 @@ controllers:
 	r.write(0, can.Frame{ID: 0x124, Length: 1, Data: can.Data{2}})
 	waitFor(t, 5*time.Second, "the second frame to time out", func() bool { return m.TXDropped.Load() == 2 })
 }
+
+// Chip health: a chip that resets itself (brown-out) is noticed by the idle-time
+// check, counted, and initialised again; an unplugged chip takes its port down until
+// it answers again (retried with back-off); bridging resumes both times.
+func TestChipResetAndUnplug(t *testing.T) {
+	r := startRig(t, simBase+`
+        - {kind: periodic, name: p, ids: [0x100], period: 5ms, dlc: 8}
+`)
+	m := r.d.Owner.Ports[0].M
+	chip := r.pi.Node(0).Chip
+	// Frames flow: after draining what is queued, three more arrive.
+	flowing := func(when string) {
+		t.Helper()
+		r.readAll(0, time.Millisecond)
+		for i := 0; i < 3; i++ {
+			if f, k, err := r.read(0, 5*time.Second); err != nil || k != socketcan.FrameData || f.ID != 0x100 {
+				t.Fatalf("frames %s: %v %v %v", when, f, k, err)
+			}
+		}
+	}
+	flowing("before")
+	chip.PowerCycle(mono.Now())
+	waitFor(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
+	flowing("after the reset")
+
+	chip.Unplug(true)
+	waitFor(t, 5*time.Second, "the unplugged chip to be noticed", func() bool { return m.ChipResets.Load() == 2 })
+	chip.Unplug(false)
+	flowing("after plugging back in")
+	if m.ChipResets.Load() != 2 {
+		t.Fatalf("chip resets %d, want 2", m.ChipResets.Load())
+	}
+}

@@ -122,6 +122,13 @@ func (c *Controller) Stats() Stats { return c.stats }
 // State is the last decoded bus state.
 func (c *Controller) State() BusState { return c.state }
 
+// ErrChipReset: the chip no longer holds the configuration Init wrote (CNF1..3,
+// CANINTE): it reset itself (brown-out, supply glitch) and must be initialised again.
+var ErrChipReset = errors.New("mcp2515: the chip lost its configuration (CNF/CANINTE read back changed): it reset itself, e.g. a brown-out")
+
+// ErrNoChip: MISO reads all 0x00 or all 0xFF.
+var ErrNoChip = errNoChip
+
 var errNoChip = errors.New("mcp2515: no answer on SPI (MISO stuck at 0x00 or 0xFF): check wiring, chip select and power")
 
 // Reset sends RESET, waits for the oscillator start-up, and checks that the chip
@@ -131,8 +138,9 @@ func (c *Controller) Reset() error {
 	if err := c.spi.Transfer(OpReset, c.tx[:1], c.rx[:1]); err != nil {
 		return err
 	}
-	// 128 OSC1 cycles are 8 µs at 16 MHz; the kernel waits 5 ms. Poll instead.
-	deadline := time.Now().Add(time.Second)
+	// 128 OSC1 cycles are 8 µs at 16 MHz; the kernel waits 5 ms. Poll instead, for
+	// up to a second; a bus that reads only 0x00/0xFF for 10 ms has no chip on it.
+	start := time.Now()
 	for {
 		st, err := c.readReg(RegCANSTAT)
 		if err != nil {
@@ -145,10 +153,11 @@ func (c *Controller) Reset() error {
 		if st&CANSTATOPMOD == ModeConfig && ctrl&0x17 == 0x07 {
 			break
 		}
-		if time.Now().After(deadline) {
-			if (st == 0xFF && ctrl == 0xFF) || (st == 0 && ctrl == 0) {
-				return errNoChip
-			}
+		silent := (st == 0xFF && ctrl == 0xFF) || (st == 0 && ctrl == 0)
+		if silent && time.Since(start) > 10*time.Millisecond {
+			return errNoChip
+		}
+		if time.Since(start) > time.Second {
 			return fmt.Errorf("mcp2515: not in configuration mode after RESET (CANSTAT 0x%02x, CANCTRL 0x%02x): wrong wiring or another device on this chip select?", st, ctrl)
 		}
 		time.Sleep(50 * time.Microsecond)
@@ -167,7 +176,7 @@ func (c *Controller) Init() error {
 		return err
 	}
 	// CNF3, CNF2, CNF1 are consecutive (0x28..0x2A): one WRITE; CANINTE follows.
-	ie := byte(IntRX0 | IntRX1 | IntTX0 | IntTX1 | IntTX2 | IntERR | IntMERR)
+	ie := byte(intEnable)
 	if err := c.writeRegs(RegCNF3, c.cfg.CNF3, c.cfg.CNF2, c.cfg.CNF1, ie); err != nil {
 		return err
 	}
@@ -223,6 +232,32 @@ func (c *Controller) programFilters() error {
 		return err
 	}
 	return c.writeRegs(RegRXB1CTRL, 0)
+}
+
+// intEnable is what Init writes to CANINTE.
+const intEnable = IntRX0 | IntRX1 | IntTX0 | IntTX1 | IntTX2 | IntERR | IntMERR
+
+// Check reads CNF3..CNF1 and CANINTE back (one 6-byte READ) and compares them with
+// what Init wrote. On a mismatch it reads CANCTRL: the reset pattern (the kernel's
+// probe test, CANCTRL & 0x17 == 0x07) means the chip reset itself (ErrChipReset: a
+// brown-out); anything else, e.g. all 0xFF or 0x00, means nothing answers (ErrNoChip).
+// It is the idle-time health check: 1 transfer, 2 when something is wrong.
+func (c *Controller) Check() error {
+	got, err := c.readRegs(RegCNF3, 4)
+	if err != nil {
+		return err
+	}
+	if got[0] == c.cfg.CNF3 && got[1] == c.cfg.CNF2 && got[2] == c.cfg.CNF1 && got[3] == intEnable {
+		return nil
+	}
+	ctrl, err := c.readReg(RegCANCTRL)
+	if err != nil {
+		return err
+	}
+	if ctrl&0x17 == 0x07 {
+		return ErrChipReset
+	}
+	return errNoChip
 }
 
 // SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it.

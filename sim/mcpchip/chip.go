@@ -63,6 +63,7 @@ type Chip struct {
 	readyAt int64
 	onINT   func(level bool, at int64)
 	intHigh bool
+	absent  bool // unplugged (Unplug): MISO floats high, nothing is clocked in
 
 	spi spiState
 

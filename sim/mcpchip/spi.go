@@ -68,7 +68,7 @@ func (c *Chip) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
 	defer c.bus.Unlock()
 	c.bus.AdvanceTo(at)
 	s := &c.spi
-	if !s.cs {
+	if !s.cs || c.absent {
 		return undriven
 	}
 	if at < c.readyAt {
