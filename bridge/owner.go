@@ -216,6 +216,12 @@ func (o *Owner) intEvents(i int, p *Port) error {
 	if edge == 0 || p.down || !o.Int[i].Asserted() {
 		return nil
 	}
+	if edge <= p.releasedNs {
+		// A stale edge (its interrupt was handled by polling): INT is low again for
+		// a newer frame whose edge has not been read yet. Handle it, but do not
+		// pair its latency with the old timestamp.
+		edge = 0
+	}
 	if err := p.interrupt(edge); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}

@@ -37,6 +37,9 @@ type Port struct {
 
 	// per-interrupt state
 	edgeNs int64 // kernel timestamp of the INT edge being handled
+	// releasedNs is when an interrupt was last handled to the end (INT high): an
+	// edge stamped before it was already handled (e.g. by the poll window).
+	releasedNs int64
 
 	// TX
 	sockReadable bool     // edge-triggered: set on EPOLLIN, cleared on EAGAIN
@@ -167,6 +170,9 @@ func (p *Port) interrupt(edgeNs int64) error {
 	}
 	p.spi.EndInterrupt()
 	p.stuck = !done
+	if done {
+		p.releasedNs = mono.Now()
+	}
 	if u := p.Ctl.Stats().RXOrderUncertain; u != p.uncertain {
 		p.M.RXOrderUncertain.Add(u - p.uncertain)
 		p.uncertain = u

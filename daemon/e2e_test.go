@@ -393,14 +393,14 @@ realtime: {priority: 0, mlockall: false}
 controllers:
   - name: sim0
     bitrate: 500000
-    int_poll_window: 20ms
+    int_poll_window: 50ms
     interface: {name: vcan0}
     sim:
       peers:
-        - {kind: periodic, name: fast, ids: [0x10], period: 3ms, dlc: 8}
+        - {kind: periodic, name: fast, ids: [0x10], period: 8ms, dlc: 8}
 `)
 	var next uint64
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 100; i++ {
 		f, k, err := r.read(0, 5*time.Second)
 		if err != nil || k != socketcan.FrameData || f.ID != 0x10 {
 			t.Fatalf("frame %d: %v %v %v", i, f, k, err)

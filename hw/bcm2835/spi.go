@@ -13,10 +13,13 @@ const DefaultPollBudget = 20 * time.Microsecond
 // Stall limits: a transfer that makes no progress for stallFactor × the wire time of
 // the bytes in flight (at the lowest core clock) plus stallFloor is abandoned. The
 // floor absorbs scheduler hiccups on a loaded machine; progress is re-checked after
-// every wake-up, so a late poller never reports a working controller as dead.
+// every wake-up, so a late poller never reports a working controller as dead. The
+// floor was 2 ms until a benchmark under stress-ng (both cores busy) reported a
+// working controller as stopped; a dead SPI0 is a hardware fault, and 20 ms to
+// notice it costs nothing, while a false alarm stops the daemon.
 const (
 	stallFactor  = 16
-	stallFloorNs = 2_000_000
+	stallFloorNs = 20_000_000
 )
 
 // SPIOptions configures the SPI0 engine.
