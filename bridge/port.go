@@ -106,6 +106,9 @@ func (p *Port) Transmitted(buf int) {
 	}
 }
 
+// BothFull implements mcp2515.Sink.
+func (p *Port) BothFull(ns int64) { p.M.BothRXFull.Observe(ns) }
+
 // TxFailed implements mcp2515.Sink: the frame was aborted (TX timeout) or failed in
 // one-shot mode. Counted, never silent.
 func (p *Port) TxFailed(buf int) {

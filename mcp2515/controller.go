@@ -28,6 +28,10 @@ type Sink interface {
 	TxFailed(buf int)
 	// Error is called when the bus state changes or errors are flagged.
 	Error(e *ErrorEvent)
+	// BothFull reports, when a status read found both RX buffers full, how long
+	// they were seen full: from that READ STATUS to the CS rise that freed the
+	// first (a lower bound: the chip does not say when the second one filled).
+	BothFull(ns int64)
 }
 
 // Config is what the controller programs at Init.
@@ -82,6 +86,7 @@ type Controller struct {
 	// in RXB1 before RXB0 could refill is older than any new RXB0 frame.
 	rxb1First  bool
 	lastRXB0Up int64
+	statusAt   int64 // when the current pass's READ STATUS started
 	minFrameNs int64
 	state      BusState
 	lastEFLG   byte

@@ -56,6 +56,7 @@ func (r *rig) Asserted() bool {
 
 func (r *rig) Received(f *can.Frame)       { r.frames = append(r.frames, *f) }
 func (r *rig) Transmitted(int)             {}
+func (r *rig) BothFull(int64)              {}
 func (r *rig) TxFailed(buf int)            { r.failed = append(r.failed, buf) }
 func (r *rig) Error(e *mcp2515.ErrorEvent) { r.t.Errorf("unexpected error event %+v", *e) }
 func (r *rig) clock() int64                { return r.now }

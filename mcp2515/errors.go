@@ -101,6 +101,19 @@ func (c *Controller) errorPass(sink Sink) error {
 	return nil
 }
 
+// errorCheck reads CANINTF and EFLG (one 4-byte READ) and runs the error pass if an
+// error or message-error flag is set.
+func (c *Controller) errorCheck(sink Sink) error {
+	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrRead, RegCANINTF, 0, 0
+	if err := c.spi.Transfer(OpRead, c.tx[:4], c.rx[:4]); err != nil {
+		return err
+	}
+	if c.rx[2]&(IntERR|IntMERR) == 0 && c.rx[3]&EFLGOVRMask == 0 {
+		return nil
+	}
+	return c.errorPass(sink)
+}
+
 // Counters reads TEC and REC.
 func (c *Controller) Counters() (tec, rec byte, err error) {
 	r, err := c.readRegs(RegTEC, 2)
