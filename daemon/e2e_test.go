@@ -828,3 +828,73 @@ controllers:
 		t.Fatalf("overflows counted %d, both-full samples %d", m.RXOverflows.Load(), m.BothRXFull.Count())
 	}
 }
+
+// Bus-off with restart_ms 0: the controller stays off the bus until a manual
+// restart (SIGUSR1 calls Owner.Restart), then reports CAN_ERR_RESTARTED and bridges.
+func TestBusOffManualRestart(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    restart_ms: 0
+    interface: {name: vcan0}
+    sim:
+      peers:
+        - {kind: answer, name: echo, id_offset: 1}
+`)
+	now := mono.Now()
+	r.pi.Node(0).Bus.StuckDominant(now, now+int64(10*time.Millisecond))
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	for {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameError {
+			t.Fatalf("waiting for bus-off: %v %v %v", f, k, err)
+		}
+		if f.ID == socketcan.CAN_ERR_BUSOFF|socketcan.CAN_ERR_CNT {
+			break
+		}
+	}
+	// Held off the bus: a frame written now is not sent, and nothing restarts it.
+	r.write(0, can.Frame{ID: 0x200, Length: 1, Data: can.Data{2}})
+	if f, k, err := r.read(0, 300*time.Millisecond); err == nil {
+		t.Fatalf("while bus-off without restart_ms: %v frame %v", k, f)
+	}
+	// What `kill -USR1 $(pidof cand)` does.
+	if err := unix.Kill(unix.Getpid(), unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	f, k, err := r.read(0, 5*time.Second)
+	if err != nil || k != socketcan.FrameError || f.ID != socketcan.CAN_ERR_RESTARTED {
+		t.Fatalf("after SIGUSR1: %v %v %v, want CAN_ERR_RESTARTED", f, k, err)
+	}
+	// The frame that waited in the socket queue goes out now and is answered.
+	f, k, err = r.read(0, 5*time.Second)
+	if want := (can.Frame{ID: 0x201, Length: 1, Data: can.Data{2}}); err != nil || k != socketcan.FrameData || f != want {
+		t.Fatalf("after the restart got %v %v %v, want %v", f, k, err, want)
+	}
+}
+
+// error_frames: false: the state changes are tracked and exported, but no error
+// frame is written to the socket.
+func TestErrorFramesOff(t *testing.T) {
+	r := startRig(t, `
+hardware: {backend: sim}
+realtime: {priority: 0, mlockall: false}
+controllers:
+  - name: sim0
+    bitrate: 500000
+    error_frames: false
+    interface: {name: vcan0}
+`)
+	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	m := r.d.Owner.Ports[0].M
+	waitFor(t, 5*time.Second, "error-passive", func() bool { return m.BusState.Load() == 2 })
+	if f, k, err := r.read(0, 100*time.Millisecond); err == nil {
+		t.Fatalf("error_frames: false, but cand wrote a %v frame %v", k, f)
+	}
+	if m.ErrorFrames.Load() != 0 {
+		t.Fatalf("cand_error_frames_total = %d, want 0", m.ErrorFrames.Load())
+	}
+}

@@ -61,6 +61,16 @@ func TestCheckConfigPrintsTiming(t *testing.T) {
 	}
 }
 
+// triple_sampling sets CNF2.SAM (0x40): cnf2 0xb5 becomes 0xf5.
+func TestCheckConfigTripleSampling(t *testing.T) {
+	p := writeConfig(t, "controllers:\n  - name: c0\n    bitrate: 500000\n    triple_sampling: true\n    interface: {name: vcan7}\n")
+	code, out, errOut := runCand("-config", p, "-check-config")
+	want := "c0 (vcan7): bitrate 500000 sample-point 0.875 tq 125 prop-seg 6 phase-seg1 7 phase-seg2 2 sjw 1 brp 1 cnf1 0x00 cnf2 0xf5 cnf3 0x01\n" + p + ": ok\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d, stdout\n%q\nwant\n%q\n(stderr %s)", code, out, want, errOut)
+	}
+}
+
 func TestVersion(t *testing.T) {
 	code, out, _ := runCand("-version")
 	if code != 0 || out != "cand dev\n" {
