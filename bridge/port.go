@@ -148,6 +148,15 @@ func (p *Port) Error(e *mcp2515.ErrorEvent) {
 	if ef.Class == 0 {
 		return
 	}
+	p.sendError(&ef)
+}
+
+// sendError writes an error frame to the socket (if error frames are on) and
+// counts it, or counts the failure.
+func (p *Port) sendError(ef *socketcan.ErrorFrame) {
+	if !p.ErrorFrames {
+		return
+	}
 	ef.Encode(&p.errBuf)
 	if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
 		p.M.SocketWriteErrs.Inc()
@@ -215,14 +224,8 @@ func (p *Port) restart(announce bool) error {
 	p.M.BusState.Set(int64(mcp2515.StateErrorActive))
 	p.M.TEC.Set(0)
 	p.M.REC.Set(0)
-	if announce && p.ErrorFrames {
-		ef := socketcan.ErrorFrame{Class: socketcan.CAN_ERR_RESTARTED}
-		ef.Encode(&p.errBuf)
-		if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
-			p.M.SocketWriteErrs.Inc()
-		} else {
-			p.M.ErrorFrames.Inc()
-		}
+	if announce {
+		p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_RESTARTED})
 	}
 	return nil
 }
@@ -251,15 +254,7 @@ func (p *Port) txTimeout() error {
 	if err := p.Ctl.Abort(); err != nil {
 		return err
 	}
-	if p.ErrorFrames {
-		ef := socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT}
-		ef.Encode(&p.errBuf)
-		if err := socketcan.WriteFrame(p.SockFd, &p.errBuf); err != nil {
-			p.M.SocketWriteErrs.Inc()
-		} else {
-			p.M.ErrorFrames.Inc()
-		}
-	}
+	p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT})
 	_, err := p.Ctl.HandleInterrupt(p)
 	return err
 }
