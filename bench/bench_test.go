@@ -121,3 +121,48 @@ func TestScenarioNeedsEightDataBytes(t *testing.T) {
 		t.Fatalf("err = %v, want the dlc refused", err)
 	}
 }
+
+// A burst scenario: three peers in lockstep offer three frames per period, all
+// of them arrive, and the burst section (JSON and table) says how many
+// interrupts and SPI transfers a burst took, next to the reference's 7.
+func TestBurstScenario(t *testing.T) {
+	sc := Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
+		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond}
+	res, err := RunScenario(context.Background(), sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FramesOffered == 0 || res.FramesOffered%3 != 0 || res.FramesReceived != res.FramesOffered || res.FramesLost != 0 {
+		t.Fatalf("offered %d received %d lost %d: want a non-zero multiple of 3, all received",
+			res.FramesOffered, res.FramesReceived, res.FramesLost)
+	}
+	b := res.Burst
+	if b == nil || b.FramesPerBurst != 3 || b.Bursts == 0 || b.InterruptsPerBurst == 0 || b.SPITransfersPerBurst == 0 ||
+		b.Reference.SPITransfers != 7 || b.Reference.Messages != 3 {
+		t.Fatalf("burst = %+v", b)
+	}
+	raw, err := json.Marshal(&Report{Scenarios: []ScenarioResult{res}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"burst":{"frames_per_burst":3`, `"interrupts_per_burst":`, `"spi_transfers_per_burst":`,
+		`"int_handled_p99_us":`, `"reference":{"messages":3,"spi_transfers":7,"handling_us_irq":215,"handling_us_polling":161.8`} {
+		if !strings.Contains(string(raw), k) {
+			t.Errorf("JSON lacks %s:\n%s", k, raw)
+		}
+	}
+	var md strings.Builder
+	Markdown(&md, &Report{Scenarios: []ScenarioResult{res}})
+	if !strings.Contains(md.String(), "| burst | 3 | 2000 |") || !strings.Contains(md.String(), "| 7 | 215 → 161.8 |") {
+		t.Errorf("table lacks the burst row:\n%s", md.String())
+	}
+	t.Logf("%+v", *b)
+}
+
+// A burst needs periodic peers: a load scenario with a burst is refused.
+func TestBurstNeedsPeriodicPeers(t *testing.T) {
+	_, err := RunScenario(context.Background(), Scenario{Name: "x", Bitrate: 500_000, LoadPercent: 50, Burst: 3, DLC: 8, Duration: time.Second}, nil)
+	if err == nil || !strings.Contains(err.Error(), "set load_percent 0") {
+		t.Fatalf("err = %v, want the burst refused", err)
+	}
+}

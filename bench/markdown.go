@@ -54,6 +54,7 @@ func Markdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	burstTable(w, rep)
 	if len(rep.Transfers) > 0 {
 		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs)")
 		fmt.Fprintln(w)
@@ -98,4 +99,33 @@ func stageOrder(m map[string]Stage) []string {
 	}
 	sortStrings(spi)
 	return append(out, spi...)
+}
+
+// burstTable writes the burst scenarios next to the reference's one interrupt
+// with 3 messages and 7 transfers.
+func burstTable(w io.Writer, rep *Report) {
+	var any bool
+	for _, s := range rep.Scenarios {
+		if s.Burst == nil {
+			continue
+		}
+		if !any {
+			any = true
+			r := Reference3x7
+			fmt.Fprintf(w, "### Bursts of back-to-back frames vs the reference's one interrupt with %d messages / %d transfers\n\n", r.Messages, r.SPITransfers)
+			fmt.Fprintf(w, "Reference (kernel driver): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs with SPI polling; first CS-down → last CS-up %.1f µs → %.1f µs. "+
+				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",
+				r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
+			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs | int_handled p99 µs | handling µs/burst | reference xfers | reference handling µs |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		}
+		b := s.Burst
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f | %d | %.0f → %.1f |\n",
+			s.Name, b.FramesPerBurst, b.PeriodUs, b.Bursts, b.InterruptsPerBurst, b.PolledInterruptsPerBurst,
+			b.SPITransfersPerBurst, b.SPITransfersPerInterrupt, b.SPIBytesPerBurst, b.IntHandledP50Us, b.IntHandledP99Us,
+			b.HandlingUsPerBurst, b.Reference.SPITransfers, b.Reference.HandlingUsIRQ, b.Reference.HandlingUsPolling)
+	}
+	if any {
+		fmt.Fprintln(w)
+	}
 }

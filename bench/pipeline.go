@@ -37,6 +37,11 @@ type Scenario struct {
 	DLC         uint8
 	// IntPollWindow is the controller's int_poll_window (0 = off).
 	IntPollWindow time.Duration
+	// Burst > 1 replaces the periodic peer by Burst periodic peers with IDs
+	// 0x123, 0x124, ... and the same Period, started together: every Period they
+	// offer Burst frames at once, which the bus sends back to back (lowest ID
+	// first, 3 bits of intermission between them). Needs LoadPercent 0.
+	Burst int
 	// Stress keeps the other core busy with stress-ng (CPU and I/O workers).
 	Stress   bool
 	Duration time.Duration
@@ -62,9 +67,17 @@ func BaseOf(cfg *config.Config) Base {
 
 func (sc Scenario) yaml() string {
 	var peer string
-	if sc.LoadPercent > 0 {
+	switch {
+	case sc.LoadPercent > 0:
 		peer = fmt.Sprintf("{kind: load, name: load, ids: [0x123], dlc: %d, load_percent: %g}", sc.DLC, sc.LoadPercent)
-	} else {
+	case sc.Burst > 1:
+		for i := range sc.Burst {
+			if i > 0 {
+				peer += "\n        - "
+			}
+			peer += fmt.Sprintf("{kind: periodic, name: burst%d, ids: [%#x], dlc: %d, period: %s}", i, 0x123+i, sc.DLC, sc.Period)
+		}
+	default:
 		peer = fmt.Sprintf("{kind: periodic, name: periodic, ids: [0x123], dlc: %d, period: %s}", sc.DLC, sc.Period)
 	}
 	return fmt.Sprintf(`hardware: {backend: sim}
@@ -104,6 +117,10 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, error) {
 	res := ScenarioResult{Name: sc.Name, Bitrate: sc.Bitrate, LoadPercent: sc.LoadPercent, DLC: sc.DLC,
 		IntPollWindowUs: us(sc.IntPollWindow), Stress: sc.Stress}
+	if sc.Burst > 1 && sc.LoadPercent > 0 {
+		return res, fmt.Errorf("bench: scenario %s: burst %d with load_percent %g: bursts come from periodic peers; set load_percent 0", sc.Name, sc.Burst, sc.LoadPercent)
+	}
+	perPeriod := uint64(max(sc.Burst, 1))
 	cfg, err := sc.config(base)
 	if err != nil {
 		return res, err
@@ -176,7 +193,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	peer := pi.Node(0).Peers[0]
 	w := window{m: m}
 	w.begin(peer.Stats().Sent)
-	received, err := readWindow(ctx, host, peer, &w, sc.Duration)
+	received, err := readWindow(ctx, host, peer, perPeriod, &w, sc.Duration)
 	w.end()
 	// Stop the daemon first: the histograms are read once nothing writes them.
 	if serr := stopDaemon(); err == nil {
@@ -184,7 +201,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	}
 	// On an error the figures measured so far are still reported with it.
 	res.DurationS = w.elapsed.Seconds()
-	res.FramesOffered = w.sentEnd - w.sent0
+	res.FramesOffered = perPeriod * (w.sentEnd - w.sent0)
 	res.FramesReceived = received
 	if res.FramesOffered > received {
 		res.FramesLost = res.FramesOffered - received
@@ -202,6 +219,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(d.Metrics)
+	if sc.Burst > 1 {
+		res.Burst = burstOf(sc, m, &w)
+	}
 	return res, err
 }
 
@@ -213,6 +233,7 @@ type window struct {
 	ru                            unix.Rusage
 	sent0, sentEnd                uint64
 	rx0, spiT0, spiB0, overflows0 uint64
+	ints0, polled0                uint64
 	mallocs                       uint64
 	cpu, elapsed                  time.Duration
 }
@@ -222,6 +243,7 @@ func (w *window) begin(sent uint64) {
 	unix.Getrusage(unix.RUSAGE_SELF, &w.ru)
 	w.sent0 = sent
 	w.rx0, w.spiT0, w.spiB0, w.overflows0 = w.m.RXFrames.Load(), w.m.RXSPITransfers.Load(), w.m.RXSPIBytes.Load(), w.m.RXOverflows.Load()
+	w.ints0, w.polled0 = w.m.Interrupts.Load(), w.m.PolledInts.Load()
 	w.start = time.Now()
 }
 
@@ -252,8 +274,9 @@ const drainTimeout = 500 * time.Millisecond
 // readWindow reads frames from fd for dur, then stops counting offered frames and
 // drains the frames sent before that. It counts the frames whose counter lies in
 // [sent0, sentEnd): each is a frame the peer completed on the bus in the window.
-// It allocates nothing per frame.
-func readWindow(ctx context.Context, fd int, peer *canbus.Peer, w *window, dur time.Duration) (uint64, error) {
+// perPeriod peers send in lockstep with peer (bursts), so up to perPeriod frames
+// carry each counter. It allocates nothing per frame.
+func readWindow(ctx context.Context, fd int, peer *canbus.Peer, perPeriod uint64, w *window, dur time.Duration) (uint64, error) {
 	var b [socketcan.FrameSize]byte
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	deadline := w.start.Add(dur)
@@ -267,7 +290,7 @@ func readWindow(ctx context.Context, fd int, peer *canbus.Peer, w *window, dur t
 			stopped = true
 			drainUntil = now.Add(drainTimeout)
 		}
-		if stopped && (received >= w.sentEnd-w.sent0 || !now.Before(drainUntil)) {
+		if stopped && (received >= perPeriod*(w.sentEnd-w.sent0) || !now.Before(drainUntil)) {
 			return received, nil
 		}
 		if ctx.Err() != nil {

@@ -38,6 +38,9 @@ type ScenarioResult struct {
 	CPUUsPerFrame          float64          `json:"cpu_us_per_frame"`
 	PolledInterrupts       uint64           `json:"polled_interrupts"`
 	Stages                 map[string]Stage `json:"stages"`
+	// Burst is set for burst scenarios: the reference's one interrupt with 3
+	// messages / 7 transfers, side by side with what the daemon needed.
+	Burst *BurstResult `json:"burst,omitempty"`
 	// RXHistogram is the rx_end_to_end stage's classic buckets (for the SVG).
 	RXHistogram []Bucket `json:"rx_end_to_end_buckets"`
 }

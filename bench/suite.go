@@ -49,6 +49,16 @@ func Suite(d Durations) []Scenario {
 			IntPollWindow: DefaultIntPollWindow, Stress: true, Duration: d.Main},
 		Scenario{Name: "isolated-1M-window-on", Bitrate: 1_000_000, Period: 5 * time.Millisecond, DLC: 8,
 			IntPollWindow: DefaultIntPollWindow, Duration: d.Other})
+	// The reference's one interrupt with 3 messages: bursts of 3 back-to-back
+	// frames every 2 ms at 1 Mbit/s, with the INT poll window on and off.
+	for _, win := range []time.Duration{DefaultIntPollWindow, 0} {
+		onoff := "on"
+		if win == 0 {
+			onoff = "off"
+		}
+		s = append(s, Scenario{Name: "burst3-1M-window-" + onoff, Bitrate: 1_000_000, Period: 2 * time.Millisecond,
+			Burst: 3, DLC: 8, IntPollWindow: win, Duration: d.Other})
+	}
 	return s
 }
 
