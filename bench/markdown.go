@@ -18,6 +18,9 @@ func Markdown(w io.Writer, rep *Report) {
 			load := fmt.Sprintf("%g", s.LoadPercent)
 			if s.LoadPercent == 0 {
 				load = "isolated"
+				if s.Burst != nil {
+					load = fmt.Sprintf("bursts of %d", s.Burst.FramesPerBurst)
+				}
 			}
 			win := "off"
 			if s.IntPollWindowUs > 0 {
