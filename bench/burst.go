@@ -33,8 +33,9 @@ type BurstReference struct {
 }
 
 // BurstResult describes how the daemon served bursts of back-to-back frames.
-// Counts are per burst over the measured window (bursts = RX frames / frames per
-// burst). The daemon handles a frame as soon as its INT assertion is seen, so a
+// Counts are per burst over the measured window plus the drain (bursts = the
+// daemon's RX frames / frames per burst over that interval, like the other
+// counters). The daemon handles a frame as soon as its INT assertion is seen, so a
 // burst is usually served by several interrupts (one per frame, the later ones
 // found by the INT poll window when it is on), not by one as in the reference;
 // IntHandled is per interrupt: INT edge (or, for a polled one, the moment the
