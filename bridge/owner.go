@@ -155,8 +155,8 @@ func (o *Owner) loop(ep int) error {
 			}
 			if p.busOff {
 				if now := mono.Now(); manual || (p.restartAt != 0 && now >= p.restartAt) {
-					if err := p.restart(true); err != nil {
-						return fmt.Errorf("%s: restart after bus-off: %w", p.Name, err)
+					if !p.restartOrDown(true) {
+						continue
 					}
 				} else if p.restartAt != 0 {
 					timeout = min(timeout, int((p.restartAt-now)/1e6)+1)

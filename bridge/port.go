@@ -289,14 +289,22 @@ func (p *Port) health(now int64) int64 {
 func (p *Port) chipLost(why error) {
 	p.M.ChipResets.Inc()
 	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
-	if err := p.restart(false); err != nil {
+	if p.restartOrDown(false) {
+		p.log("chip re-initialised", "controller", p.Name)
+	}
+}
+
+// restartOrDown restarts the controller; if the chip does not answer, the port goes
+// down and is retried with back-off instead of stopping cand. It reports success.
+func (p *Port) restartOrDown(announce bool) bool {
+	if err := p.restart(announce); err != nil {
 		p.down = true
 		p.backoff = backoffMin
 		p.retryAt = mono.Now() + p.backoff
 		p.log("chip does not answer; retrying with back-off", "controller", p.Name, "err", err.Error())
-		return
+		return false
 	}
-	p.log("chip re-initialised", "controller", p.Name)
+	return true
 }
 
 func (p *Port) retry() {
