@@ -287,18 +287,7 @@ func TestTXOrderThreeBuffers(t *testing.T) {
 		}
 	}()
 	peer := r.pi.Node(0).Peers[0]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st := peer.Stats()
-		if st.Received >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			r.logStages()
-			t.Fatalf("peer received %d of %d frames", st.Received, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, 60*time.Second, "10,000 frames on the bus", func() bool { return peer.Stats().Received >= n })
 	got := peer.Received()
 	if len(got) < n {
 		t.Fatalf("log holds %d frames", len(got))
