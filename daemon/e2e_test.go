@@ -625,8 +625,11 @@ controllers:
       peers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
+	// The bus stays stuck long enough for the frame to be pending in the chip
+	// even if the owner thread is slow to load it (busy CI machine).
 	now := mono.Now()
-	r.pi.Node(0).Bus.StuckDominant(now, now+int64(20*time.Millisecond))
+	stuckUntil := now + int64(200*time.Millisecond)
+	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	var classes []uint32
 	for {
@@ -658,13 +661,31 @@ controllers:
 	if m.BusOffs.Load() != 1 || m.TXDropped.Load() != 1 || m.BusState.Load() != 0 {
 		t.Fatalf("bus-off %d, tx dropped %d, bus state %d; want 1, 1, 0", m.BusOffs.Load(), m.TXDropped.Load(), m.BusState.Load())
 	}
+	// Once the bus is free again, cand bridges: a new frame is sent and answered.
+	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return mono.Now() > stuckUntil })
 	g := can.Frame{ID: 0x200, Length: 2, Data: can.Data{7, 7}}
 	r.write(0, g)
-	f, k, err := r.read(0, 5*time.Second)
 	want := g
 	want.ID++
-	if err != nil || k != socketcan.FrameData || f != want {
-		t.Fatalf("after the restart got %v %v %v, want the answer %v", f, k, err, want)
+	r.expectAnswer(want)
+}
+
+// expectAnswer reads until a data frame arrives and checks it is want. Error frames
+// before it may only be controller-state reports (a restarted controller on a bus
+// still stuck counts receive errors).
+func (r *rig) expectAnswer(want can.Frame) {
+	r.t.Helper()
+	for {
+		f, k, err := r.read(0, 5*time.Second)
+		switch {
+		case err != nil:
+			r.t.Fatalf("waiting for %v: %v", want, err)
+		case k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL:
+			continue
+		case k != socketcan.FrameData || f != want:
+			r.t.Fatalf("got %v %v, want %v", f, k, want)
+		}
+		return
 	}
 }
 
@@ -745,13 +766,20 @@ func TestChipResetAndUnplug(t *testing.T) {
 `)
 	m := r.d.Owner.Ports[0].M
 	chip := r.pi.Node(0).Chip
-	// Frames flow: after draining what is queued, three more arrive.
+	// Frames flow: after draining what is queued, three more arrive. While the
+	// chip was gone nobody ACKed the peer, so its queued frames come back to back
+	// and may overflow the chip once: RX-overflow reports are allowed here.
 	flowing := func(when string) {
 		t.Helper()
 		r.readAll(0, time.Millisecond)
-		for i := 0; i < 3; i++ {
-			if f, k, err := r.read(0, 5*time.Second); err != nil || k != socketcan.FrameData || f.ID != 0x100 {
+		for i := 0; i < 3; {
+			f, k, err := r.read(0, 5*time.Second)
+			switch {
+			case err == nil && k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL && f.Data[1] == socketcan.CAN_ERR_CRTL_RX_OVERFLOW:
+			case err != nil || k != socketcan.FrameData || f.ID != 0x100:
 				t.Fatalf("frames %s: %v %v %v", when, f, k, err)
+			default:
+				i++
 			}
 		}
 	}
@@ -840,7 +868,7 @@ controllers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
 	now := mono.Now()
-	r.pi.Node(0).Bus.StuckDominant(now, now+int64(10*time.Millisecond))
+	r.pi.Node(0).Bus.StuckDominant(now, now+int64(200*time.Millisecond))
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	for {
 		f, k, err := r.read(0, 5*time.Second)
@@ -864,11 +892,9 @@ controllers:
 	if err != nil || k != socketcan.FrameError || f.ID != socketcan.CAN_ERR_RESTARTED {
 		t.Fatalf("after SIGUSR1: %v %v %v, want CAN_ERR_RESTARTED", f, k, err)
 	}
-	// The frame that waited in the socket queue goes out now and is answered.
-	f, k, err = r.read(0, 5*time.Second)
-	if want := (can.Frame{ID: 0x201, Length: 1, Data: can.Data{2}}); err != nil || k != socketcan.FrameData || f != want {
-		t.Fatalf("after the restart got %v %v %v, want %v", f, k, err, want)
-	}
+	// The frame that waited in the socket queue goes out (once the bus is free)
+	// and is answered.
+	r.expectAnswer(can.Frame{ID: 0x201, Length: 1, Data: can.Data{2}})
 }
 
 // error_frames: false: the state changes are tracked and exported, but no error
