@@ -43,8 +43,10 @@ type Scenario struct {
 	// first, 3 bits of intermission between them). Needs LoadPercent 0.
 	Burst int
 	// Stress keeps the other core busy with stress-ng (CPU and I/O workers).
-	Stress   bool
-	Duration time.Duration
+	Stress bool
+	// SharedCPU runs the virtual Pi on host time (hardware.sim_cpu: shared).
+	SharedCPU bool
+	Duration  time.Duration
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -108,6 +110,10 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 		cfg.Realtime = base.Realtime
 		cfg.Controllers[0].SPI = base.SPI
 	}
+	cfg.Hardware.SimCPU = config.SimCPUDedicated
+	if sc.SharedCPU {
+		cfg.Hardware.SimCPU = config.SimCPUShared
+	}
 	return cfg, nil
 }
 
@@ -116,7 +122,7 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 // measured window of sc.Duration after the daemon is ready.
 func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, error) {
 	res := ScenarioResult{Name: sc.Name, Bitrate: sc.Bitrate, LoadPercent: sc.LoadPercent, DLC: sc.DLC,
-		IntPollWindowUs: us(sc.IntPollWindow), Stress: sc.Stress}
+		IntPollWindowUs: us(sc.IntPollWindow), Stress: sc.Stress, SharedCPU: sc.SharedCPU}
 	if sc.Burst > 1 && sc.LoadPercent > 0 {
 		return res, fmt.Errorf("bench: scenario %s: burst %d with load_percent %g: bursts come from periodic peers; set load_percent 0", sc.Name, sc.Burst, sc.LoadPercent)
 	}
@@ -217,6 +223,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 		res.CPUUsPerFrame = float64(w.cpu.Microseconds()) / float64(received)
 	}
 	res.PolledInterrupts = m.PolledInts.Load()
+	cs := pi.Clock().Stats()
+	res.Clock = ClockResult{CPUStalls: cs.CPUStalls, CPUStallMs: float64(cs.CPUStallNs) / 1e6, CPUStallMaxUs: float64(cs.CPUStallMaxNs) / 1e3,
+		RuntimeParks: cs.CPUParks, BusLate: cs.BusLate, BusLateMs: float64(cs.BusLateNs) / 1e6}
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(d.Metrics)
 	if sc.Burst > 1 {

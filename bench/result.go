@@ -22,27 +22,43 @@ type ScenarioResult struct {
 	DLC             uint8   `json:"dlc"`
 	IntPollWindowUs float64 `json:"int_poll_window_us"`
 	Stress          bool    `json:"stress"`
+	// SharedCPU: the virtual Pi ran on host time (hardware.sim_cpu: shared);
+	// otherwise the owner thread played a dedicated CPU (sim/clock).
+	SharedCPU bool `json:"shared_cpu"`
 	// Error, when set, is why the scenario stopped early (e.g. the daemon failed);
 	// the figures then cover only what was measured before, or are zero.
-	Error                  string           `json:"error,omitempty"`
-	DurationS              float64          `json:"duration_s"`
-	FramesOffered          uint64           `json:"frames_offered"`
-	FramesReceived         uint64           `json:"frames_received"`
-	FramesLost             uint64           `json:"frames_lost"`
-	RXOverflows            uint64           `json:"rx_overflows"`
-	SPITransfersPerRXFrame float64          `json:"spi_transfers_per_rx_frame"`
-	SPIBytesPerRXFrame     float64          `json:"spi_bytes_per_rx_frame"`
-	SPIByteNs              int64            `json:"spi_byte_ns"`
-	WireUsPerRXFrame       float64          `json:"wire_us_per_rx_frame"`
-	AllocsPerFrame         float64          `json:"allocs_per_frame"`
-	CPUUsPerFrame          float64          `json:"cpu_us_per_frame"`
-	PolledInterrupts       uint64           `json:"polled_interrupts"`
-	Stages                 map[string]Stage `json:"stages"`
+	Error                  string  `json:"error,omitempty"`
+	DurationS              float64 `json:"duration_s"`
+	FramesOffered          uint64  `json:"frames_offered"`
+	FramesReceived         uint64  `json:"frames_received"`
+	FramesLost             uint64  `json:"frames_lost"`
+	RXOverflows            uint64  `json:"rx_overflows"`
+	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
+	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
+	SPIByteNs              int64   `json:"spi_byte_ns"`
+	WireUsPerRXFrame       float64 `json:"wire_us_per_rx_frame"`
+	AllocsPerFrame         float64 `json:"allocs_per_frame"`
+	CPUUsPerFrame          float64 `json:"cpu_us_per_frame"`
+	PolledInterrupts       uint64  `json:"polled_interrupts"`
+	// Clock is what the virtual Pi's clock took out of its time over the whole
+	// run (zero with SharedCPU).
+	Clock  ClockResult      `json:"sim_clock"`
+	Stages map[string]Stage `json:"stages"`
 	// Burst is set for burst scenarios: the reference's one interrupt with 3
 	// messages / 7 transfers, side by side with what the daemon needed.
 	Burst *BurstResult `json:"burst,omitempty"`
 	// RXHistogram is the rx_end_to_end stage's classic buckets (for the SVG).
 	RXHistogram []Bucket `json:"rx_end_to_end_buckets"`
+}
+
+// ClockResult is sim/clock's Stats in report units.
+type ClockResult struct {
+	CPUStalls     uint64  `json:"cpu_stalls"`
+	CPUStallMs    float64 `json:"cpu_stall_ms"`
+	CPUStallMaxUs float64 `json:"cpu_stall_max_us"`
+	RuntimeParks  uint64  `json:"runtime_parks"`
+	BusLate       uint64  `json:"bus_late"`
+	BusLateMs     float64 `json:"bus_late_ms"`
 }
 
 // Stage is one latency distribution in microseconds.

@@ -26,6 +26,18 @@ const (
 	BackendBCM2835 Backend = "bcm2835" // real SPI0/GPIO registers through /dev/mem and /dev/gpiomem
 )
 
+// SimCPU says what the virtual Pi's CPU is (backend sim only).
+type SimCPU string
+
+const (
+	// SimCPUDedicated: the owner thread plays a core of its own, as on a Pi set
+	// up for cand; the host's stalls of that thread are not the virtual Pi's time
+	// (sim/clock). The default.
+	SimCPUDedicated SimCPU = "dedicated"
+	// SimCPUShared: the virtual Pi runs on host time, host stalls included.
+	SimCPUShared SimCPU = "shared"
+)
+
 // Hardware is the SoC side, shared by all controllers on SPI0.
 type Hardware struct {
 	Backend Backend `yaml:"backend"` // sim | bcm2835; default sim
@@ -39,6 +51,8 @@ type Hardware struct {
 	GPIOChip string `yaml:"gpio_chip"`
 	// AnalyzerPins are optional GPIOs toggled at stage boundaries for a logic analyzer.
 	AnalyzerPins AnalyzerPins `yaml:"analyzer_pins"`
+	// SimCPU is dedicated (default) or shared; see SimCPU.
+	SimCPU SimCPU `yaml:"sim_cpu"`
 }
 
 // AnalyzerPins: BCM GPIO numbers 0..53, -1 (default) = off. They must not be an SPI0
@@ -224,6 +238,7 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // The allowed values of each enumeration, in the order error messages list them.
 func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
+func (SimCPU) choices() []string  { return []string{string(SimCPUDedicated), string(SimCPUShared)} }
 func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }

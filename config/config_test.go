@@ -55,7 +55,7 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:2:14: controllers[0].bitrate: "500000" is a quoted string; expected an integer: remove the quotes`},
 		{"list where a mapping belongs", "x.yaml",
 			"hardware: [sim]\n" + ok500,
-			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, analyzer_pins; got a list`},
+			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, analyzer_pins, sim_cpu; got a list`},
 		{"scalar where a list belongs", "x.yaml",
 			"controllers: 1\n",
 			`x.yaml:1:14: controllers: expected a list ("- item" lines, or [a, b]); got "1"`},
@@ -208,7 +208,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
-			AnalyzerPins: AnalyzerPins{-1, -1, -1}},
+			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUDedicated},
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics:  Metrics{Listen: ptr("127.0.0.1:9108")},
 		Controllers: []Controller{{
@@ -249,11 +249,12 @@ func TestDefaultsPresence(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	c, err := Parse("x.yaml", []byte("hardware: {backend: bcm2835}\nrealtime: {priority: 60}\ncontrollers:\n  - bitrate: 1000000\n    oscillator_hz: 12000000\n    spi: {cs_active_high: true}\n    sim: {peers: [{kind: answer}]}\n"))
+	c, err := Parse("x.yaml", []byte("hardware: {backend: bcm2835, sim_cpu: shared}\nrealtime: {priority: 60}\ncontrollers:\n  - bitrate: 1000000\n    oscillator_hz: 12000000\n    spi: {cs_active_high: true}\n    sim: {peers: [{kind: answer}]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
+		"x.yaml:1:39: hardware.sim_cpu: ignored: the bcm2835 backend runs on the real CPU",
 		"x.yaml:2:22: realtime.priority: 60 is not below the kernel's IRQ threads (50): the owner thread can starve the GPIO interrupt thread that wakes it; 40 is the default",
 		"x.yaml:4:14: controllers[0].bitrate: the kernel's timing for this (bitrate 1000000 sample-point 0.666 tq 166 prop-seg 1 phase-seg1 2 phase-seg2 2 sjw 1 brp 1 cnf1 0x00 cnf2 0x88 cnf3 0x01) breaks a datasheet rule: 6 TQ per bit (1+1+2+2) is out of range: the MCP2515 needs 8..25; cand programs it as the kernel would, or give timing explicitly",
 		"x.yaml:6:27: controllers[0].spi.cs_active_high: the MCP2515's chip select is active-low; keep this only if your board inverts the line",

@@ -36,6 +36,9 @@ func applyDefaults(c *Config, d *decoder) {
 	if !d.has("hardware.backend") {
 		h.Backend = BackendSim
 	}
+	if !d.has("hardware.sim_cpu") {
+		h.SimCPU = SimCPUDedicated
+	}
 	if !d.has("hardware.poll_budget") {
 		h.PollBudget = DefaultPollBudget
 	}

@@ -138,6 +138,9 @@ func (v checker) hardware(h *Hardware) {
 	if !strings.HasPrefix(h.GPIOChip, "/") {
 		v.fail("hardware.gpio_chip", "%q is not a device path; write e.g. %s", h.GPIOChip, DefaultGPIOChip)
 	}
+	if v.has("hardware.sim_cpu") && h.Backend != BackendSim {
+		v.warn("hardware.sim_cpu", "ignored: the %s backend runs on the real CPU", h.Backend)
+	}
 }
 
 func (v checker) analyzerPins(a *AnalyzerPins, csPins, intPins map[int]string) {

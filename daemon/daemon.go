@@ -144,6 +144,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		if err != nil {
 			return err
 		}
+		if hw.pi != nil {
+			bindSimCPU(hw.pi, cfg.Hardware.SimCPU, log)
+		}
 		for _, init := range inits {
 			if err := init(); err != nil {
 				return err
@@ -151,6 +154,14 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		}
 		close(ready)
 		return nil
+	}
+	if hw.pi != nil {
+		clk := hw.pi.Clock()
+		defer clk.UnbindCPU()
+		d.Metrics.AddSimClock(func() metrics.SimClock {
+			s := clk.Stats()
+			return metrics.SimClock{CPUStalls: s.CPUStalls, CPUStallNs: s.CPUStallNs, BusLate: s.BusLate, BusLateNs: s.BusLateNs}
+		})
 	}
 
 	if hw.start != nil {
@@ -190,6 +201,21 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		err = nil
 	}
 	return err
+}
+
+// bindSimCPU makes the calling (owner) thread the virtual Pi's CPU, unless the
+// configuration asks for a shared CPU: the host's stalls of this thread are then
+// not the board's time (sim/clock). Without /proc the board stays on host time.
+func bindSimCPU(pi *sim.Pi, mode config.SimCPU, log *slog.Logger) {
+	if mode == config.SimCPUShared {
+		log.Info("virtual Pi on host time: host stalls of the owner thread count as the board's time (hardware.sim_cpu: shared)")
+		return
+	}
+	if err := pi.Clock().BindCPU(); err != nil {
+		log.Warn("virtual Pi on host time: host stalls of the owner thread will count as the board's time", "err", err)
+		return
+	}
+	log.Info("virtual Pi: the owner thread plays a dedicated CPU; host stalls of it are taken out of the board's time (cand_sim_host_stall_seconds_total)")
 }
 
 // spareProcs gives the Go scheduler one P more than the CPUs for the owner thread

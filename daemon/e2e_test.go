@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
-	"cand/internal/mono"
 	"cand/sim"
 	"cand/sim/canbus"
 	"cand/socketcan"
@@ -626,8 +625,10 @@ controllers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
 	// The bus stays stuck long enough for the frame to be pending in the chip
-	// even if the owner thread is slow to load it (busy CI machine).
-	now := mono.Now()
+	// even if the owner thread is slow to load it (busy CI machine). Times are
+	// the virtual Pi's (sim/clock).
+	clk := r.pi.Clock()
+	now := clk.Now()
 	stuckUntil := now + int64(200*time.Millisecond)
 	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
@@ -662,7 +663,7 @@ controllers:
 		t.Fatalf("bus-off %d, tx dropped %d, bus state %d; want 1, 1, 0", m.BusOffs.Load(), m.TXDropped.Load(), m.BusState.Load())
 	}
 	// Once the bus is free again, cand bridges: a new frame is sent and answered.
-	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return mono.Now() > stuckUntil })
+	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Now() > stuckUntil })
 	g := can.Frame{ID: 0x200, Length: 2, Data: can.Data{7, 7}}
 	r.write(0, g)
 	want := g
@@ -784,7 +785,7 @@ func TestChipResetAndUnplug(t *testing.T) {
 		}
 	}
 	flowing("before")
-	chip.PowerCycle(mono.Now())
+	chip.PowerCycle(r.pi.Clock().Now())
 	waitFor(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
 	flowing("after the reset")
 
@@ -867,7 +868,7 @@ controllers:
       peers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
-	now := mono.Now()
+	now := r.pi.Clock().Now()
 	r.pi.Node(0).Bus.StuckDominant(now, now+int64(200*time.Millisecond))
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	for {

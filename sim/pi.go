@@ -14,8 +14,8 @@ import (
 
 	"cand/config"
 	"cand/hw/bcm2835"
-	"cand/internal/mono"
 	"cand/sim/canbus"
+	"cand/sim/clock"
 	"cand/sim/mcpchip"
 	"cand/sim/soc"
 )
@@ -26,6 +26,7 @@ const DefaultCoreClockHz = 400_000_000
 
 // Pi is the virtual board.
 type Pi struct {
+	clk   *clock.Clock
 	soc   *soc.SoC
 	buses []*canbus.Bus
 	chips []*mcpchip.Chip
@@ -48,14 +49,15 @@ func New(cfg *config.Config) (*Pi, error) {
 	if core == 0 {
 		core = DefaultCoreClockHz
 	}
-	p := &Pi{soc: soc.New(core, bcm2835.SoCBCM2837)}
+	clk := clock.New()
+	p := &Pi{clk: clk, soc: soc.NewOn(core, bcm2835.SoCBCM2837, clk)}
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
 		bt, err := cc.BitTiming()
 		if err != nil {
 			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
 		}
-		bus := canbus.New(bt.Bitrate)
+		bus := canbus.NewOn(bt.Bitrate, clk)
 		chip := mcpchip.New(cc.OscillatorHz, bus)
 		pin, err := csPin(cc.SPI.ChipSelect)
 		if err != nil {
@@ -71,7 +73,8 @@ func New(cfg *config.Config) (*Pi, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: controller %s: INT line: %w", cc.Name, err)
 		}
-		chip.OnINT(edge.Edge)
+		// The kernel stamps an edge event with host time.
+		chip.OnINT(func(level bool, at int64) { edge.Edge(level, clk.Host(at)) })
 		var peers []*canbus.Peer
 		for _, sp := range cc.Sim.Peers {
 			peer, err := canbus.NewPeer(bus, sp)
@@ -112,6 +115,11 @@ func (p *Pi) GPIO() bcm2835.Regs { return p.soc.GPIO() }
 // SoC is the chip the board plays (pull-register style, pin count).
 func (p *Pi) SoC() bcm2835.SoC { return p.soc.Kind() }
 
+// Clock is the board's time base. The thread that plays the CPU binds itself to
+// it (Clock().BindCPU) for the host's stalls of that thread not to count as the
+// board's time; see sim/clock.
+func (p *Pi) Clock() *clock.Clock { return p.clk }
+
 // SoCModel is the register model, for tests and benchmarks.
 func (p *Pi) SoCModel() *soc.SoC { return p.soc }
 
@@ -128,7 +136,7 @@ func (p *Pi) Node(i int) Node {
 
 // Start runs the buses and starts the peers; they stop when ctx is done.
 func (p *Pi) Start(ctx context.Context) {
-	now := mono.Now()
+	now := p.clk.Now()
 	for i, b := range p.buses {
 		for _, peer := range p.peers[i] {
 			peer.Start(now) // takes the bus lock

@@ -18,13 +18,15 @@ package canbus
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
-	"cand/internal/mono"
+	"cand/sim/clock"
 )
 
 // ErrorKind is the error a node detects (ISO 11898-1 §10.9).
@@ -50,7 +52,8 @@ func (e ErrorKind) String() string {
 }
 
 // Node is a CAN controller on the bus. All methods run with the world lock held and
-// must not block. Times are CLOCK_MONOTONIC ns.
+// must not block. Times are the bus's clock (Clock: sim/clock's virtual ns; host
+// CLOCK_MONOTONIC for a bus made with New).
 type Node interface {
 	// Pending is asked at each start of frame: the frame the node would transmit now.
 	// It has no side effects. A node that answers ok takes part in arbitration and
@@ -163,20 +166,30 @@ type Bus struct {
 	stuckTick          *Timer
 	stuckUntil         int64
 
+	clk *clock.Clock
+
 	// wakeFd is the Run thread's eventfd (-1 while Run is not running).
-	wakeFd int
-	closed bool
+	wakeFd  int
+	closed  bool
+	stopped atomic.Bool  // closed, for Run's lock-free look
+	head    atomic.Int64 // the earliest event's time (math.MaxInt64: none), for the same
 }
 
-// New returns a bus at bitrate bit/s. bitrate 0 is a bus without a wire (nothing is
-// ever sent): a private world for a chip model used alone.
-func New(bitrate uint32) *Bus {
+// New returns a bus at bitrate bit/s on host time. bitrate 0 is a bus without a
+// wire (nothing is ever sent): a private world for a chip model used alone.
+func New(bitrate uint32) *Bus { return NewOn(bitrate, clock.New()) }
+
+// NewOn returns a bus at bitrate bit/s whose Run thread keeps clk's time (the
+// virtual Pi's clock, shared with its SoC).
+func NewOn(bitrate uint32, clk *clock.Clock) *Bus {
 	b := &Bus{
+		clk:       clk,
 		bitrate:   bitrate,
 		recessive: true,
 		cur:       onWire{tx: -1},
 		wakeFd:    -1,
 	}
+	b.head.Store(math.MaxInt64)
 	b.sof = NewTimer(b.startOfFrame)
 	b.ack = NewTimer(b.ackSlot)
 	b.eof = NewTimer(b.endOfFrame)
@@ -187,6 +200,9 @@ func New(bitrate uint32) *Bus {
 	b.q.h = make([]*Timer, 0, 32)
 	return b
 }
+
+// Clock is the time base the bus runs on.
+func (b *Bus) Clock() *clock.Clock { return b.clk }
 
 // Bitrate is the bus's bitrate in bit/s.
 func (b *Bus) Bitrate() uint32 { return b.bitrate }
@@ -237,13 +253,26 @@ func (b *Bus) Schedule(t *Timer, at int64) {
 		at = b.now
 	}
 	b.q.arm(t, at)
+	b.syncHead()
 	if b.q.peek() == t {
 		b.poke() // the Run goroutine may be sleeping past it
 	}
 }
 
 // Cancel disarms t. Lock held.
-func (b *Bus) Cancel(t *Timer) { b.q.cancel(t) }
+func (b *Bus) Cancel(t *Timer) {
+	b.q.cancel(t)
+	b.syncHead()
+}
+
+// syncHead publishes the earliest event's time for Run's lock-free look. Lock held.
+func (b *Bus) syncHead() {
+	if t := b.q.peek(); t != nil {
+		b.head.Store(t.at)
+	} else {
+		b.head.Store(math.MaxInt64)
+	}
+}
 
 // Hold stops the Run goroutine from advancing the bus until the matching Release:
 // only AdvanceTo calls move time meanwhile. Lock held.
@@ -269,6 +298,7 @@ func (b *Bus) AdvanceTo(now int64) {
 			break
 		}
 		b.q.cancel(t)
+		b.syncHead()
 		if t.at > b.now {
 			b.now = t.at
 		}
@@ -502,6 +532,21 @@ func (b *Bus) Run(ctx context.Context) {
 		unix.Read(fd, drain[:])
 	}
 	for {
+		if b.stopped.Load() {
+			return
+		}
+		if b.clk.CPURunning() {
+			// The CPU thread is running (or runnable but kept off its CPU by
+			// the host): its own accesses move the bus's time, and the bus
+			// thread does not, so a host stall of the CPU thread is no bus
+			// time (sim/clock). No lock is taken. Look again after
+			// clock.Recheck, or at the next event if that is later: each
+			// wake-up of this thread can land on the CPU thread's core and
+			// preempt it (at 10 µs rechecks, measured: the CPU thread touched
+			// a register only every ~26 µs for stretches, and lost frames).
+			wait(min(max(clock.Recheck, b.head.Load()-b.clk.Now()), clock.IdleLook))
+			continue
+		}
 		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
@@ -509,17 +554,24 @@ func (b *Bus) Run(ctx context.Context) {
 		}
 		next, have := int64(0), false
 		if b.holds == 0 {
-			b.AdvanceTo(mono.Now())
+			if t := b.q.peek(); t != nil && t.at <= b.clk.Now() {
+				b.AdvanceTo(b.clk.BusTime(t.at))
+			} else if !b.clk.Bound() {
+				b.AdvanceTo(b.clk.Now())
+			}
 			if t := b.q.peek(); t != nil {
 				next, have = t.at, true
 			}
 		}
 		b.mu.Unlock()
-		if !have {
+		// Bound, look at the CPU thread at least every IdleLook, so that a
+		// thread idle in epoll_wait is seen waiting (sim/clock).
+		switch d := next - b.clk.Now(); {
+		case b.clk.Bound() && (!have || d > clock.IdleLook):
+			wait(clock.IdleLook)
+		case !have:
 			wait(-1)
-			continue
-		}
-		if d := next - mono.Now(); d > 0 {
+		case d > 0:
 			wait(d)
 		}
 	}
@@ -531,6 +583,7 @@ func (b *Bus) Close() {
 	defer b.mu.Unlock()
 	if !b.closed {
 		b.closed = true
+		b.stopped.Store(true)
 		b.poke()
 	}
 }

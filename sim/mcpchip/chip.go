@@ -35,7 +35,6 @@ package mcpchip
 import (
 	"go.einride.tech/can"
 
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/sim/canbus"
 )
@@ -101,7 +100,7 @@ func New(oscHz uint32, bus *canbus.Bus) *Chip {
 	}
 	c.lbTimer = canbus.NewTimer(c.loopbackDone)
 	c.recovTimer = canbus.NewTimer(c.checkRecovery)
-	c.powerOn(mono.Now())
+	c.powerOn(c.bus.Clock().Now())
 	if bus != nil {
 		bus.Attach(c)
 	}

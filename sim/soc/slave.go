@@ -4,10 +4,10 @@
 // pins that connect them to SPI slaves and interrupt outputs.
 package soc
 
-// SPISlave is a device on the SPI bus as the wires see it. Times are CLOCK_MONOTONIC
-// nanoseconds (internal/mono) at which the edge happens on the wire, which may be a
-// little before the model evaluates it: the SPI0 model shifts bytes lazily when the
-// driver next touches a register.
+// SPISlave is a device on the SPI bus as the wires see it. Times are the SoC's
+// clock (sim/clock: CLOCK_MONOTONIC ns minus host stalls) at which the edge happens
+// on the wire, which may be a little before the model evaluates it: the SPI0 model
+// shifts bytes lazily when the driver next touches a register.
 type SPISlave interface {
 	// SetCS is called when the slave's chip-select input reaches its active level
 	// (active=true) or leaves it.

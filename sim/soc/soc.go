@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"cand/hw/bcm2835"
-	"cand/internal/mono"
+	"cand/sim/clock"
 )
 
 // SoC is the virtual Pi's BCM2835-family chip: the SPI0 and GPIO register blocks
 // and the wires from them to the SPI slaves and interrupt sources on the board.
 type SoC struct {
+	clk    *clock.Clock
 	kind   bcm2835.SoC
 	coreHz uint32
 	spi    SPI0Model
@@ -24,10 +25,14 @@ type attachedSlave struct {
 	active     bool
 }
 
-// New builds a SoC whose core clock runs at coreClockHz. kind picks the GPIO
-// flavour (pin count and pull registers; SoCUnknown behaves as BCM2835).
-func New(coreClockHz uint32, kind bcm2835.SoC) *SoC {
-	s := &SoC{kind: kind, coreHz: coreClockHz}
+// New builds a SoC on host time whose core clock runs at coreClockHz. kind picks
+// the GPIO flavour (pin count and pull registers; SoCUnknown behaves as BCM2835).
+func New(coreClockHz uint32, kind bcm2835.SoC) *SoC { return NewOn(coreClockHz, kind, clock.New()) }
+
+// NewOn is New on clk: every register access is a CPU access of clk (Access), so
+// the time the host takes the CPU thread away is not the SoC's time.
+func NewOn(coreClockHz uint32, kind bcm2835.SoC, clk *clock.Clock) *SoC {
+	s := &SoC{clk: clk, kind: kind, coreHz: coreClockHz}
 	s.spi.soc = s
 	s.gpio.soc = s
 	s.gpio.n = kind.NumGPIO()
@@ -41,6 +46,9 @@ func (s *SoC) SPI0() *SPI0Model { return &s.spi }
 // GPIO returns the GPIO register block (a bcm2835.Regs).
 func (s *SoC) GPIO() *GPIOModel { return &s.gpio }
 
+// Clock is the time base the SoC runs on.
+func (s *SoC) Clock() *clock.Clock { return s.clk }
+
 // Kind returns the SoC the model plays.
 func (s *SoC) Kind() bcm2835.SoC { return s.kind }
 
@@ -51,7 +59,7 @@ func (s *SoC) CoreClockHz() uint32 { return s.coreHz }
 // bytes already shifted keep their timing, later ones run at the new SCLK. Call it
 // from the goroutine that accesses the registers.
 func (s *SoC) SetCoreClockHz(hz uint32) {
-	s.spi.advance(mono.Now())
+	s.spi.advance(s.clk.Now())
 	s.coreHz = hz
 }
 
@@ -65,7 +73,7 @@ func (s *SoC) AttachSPI(slave SPISlave, csPin int, activeHigh bool) error {
 		return fmt.Errorf("sim/soc: chip-select GPIO%d does not exist on %v", csPin, s.kind)
 	}
 	s.slaves = append(s.slaves, attachedSlave{slave: slave, pin: csPin, activeHigh: activeHigh})
-	s.updateCS(mono.Now())
+	s.updateCS(s.clk.Now())
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"sync/atomic"
 
 	"cand/hw/bcm2835"
-	"cand/internal/mono"
 )
 
 // csWritable are the CS bits that hold what software wrote. RXF, RXR, TXD, RXD and
@@ -21,9 +20,10 @@ const ceBits = bcm2835.CSTA | bcm2835.CSCSMask | bcm2835.CSCSPOL | bcm2835.CSCSP
 
 // SPI0Model is the SPI0 block at register level, in polled (non-DMA) mode.
 //
-// The shifter takes real wire time. It is evaluated lazily against mono.Now() on
-// every register access (SPI0's or GPIO's), with no goroutine: a byte starts when
-// it is in the TX FIFO, TA is set, the previous byte is done and the RX FIFO has
+// The shifter takes real wire time. It is evaluated lazily against the SoC's clock
+// (sim/clock: host time minus host stalls of the CPU thread) on every register
+// access (SPI0's or GPIO's), with no goroutine: a byte starts when it is in the TX
+// FIFO, TA is set, the previous byte is done and the RX FIFO has
 // room (TX halts when RX is full, as on silicon); back-to-back bytes form a run in
 // which byte k completes 9·(k+1) SCLK periods after the run could start. For each
 // completed byte the selected slave's Exchange is called with the completion time
@@ -120,6 +120,17 @@ func (m *SPI0Model) advance(now int64) {
 	}
 }
 
+// commit tells the clock the time the bytes in flight will be done by (ignoring
+// a full RX FIFO, which only makes it later): a CPU that sleeps through the
+// transfer waits for the wire, and that time is never taken out (sim/clock).
+func (m *SPI0Model) commit(now int64) {
+	end := now
+	if m.busy {
+		end = m.shEnd
+	}
+	m.soc.clk.Commit(end + int64(m.tx.n)*m.ByteNs())
+}
+
 // flags computes the status bits of CS.
 func (m *SPI0Model) flags() uint32 {
 	var f uint32
@@ -150,7 +161,7 @@ func (m *SPI0Model) ceLevel(n int) bool {
 
 // Load implements bcm2835.Regs.
 func (m *SPI0Model) Load(off uint32) uint32 {
-	now := mono.Now()
+	now := m.soc.clk.Access()
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
@@ -180,7 +191,7 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 
 // Store implements bcm2835.Regs.
 func (m *SPI0Model) Store(off uint32, v uint32) {
-	now := mono.Now()
+	now := m.soc.clk.Access()
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
@@ -214,6 +225,7 @@ func (m *SPI0Model) Store(off uint32, v uint32) {
 		}
 		m.tx.push(byte(v), now)
 		m.advance(now)
+		m.commit(now)
 	case bcm2835.SPICLK:
 		m.clk = v & 0xFFFF
 	case bcm2835.SPIDLEN:

@@ -1,0 +1,381 @@
+// Package clock is the virtual Pi's time base.
+//
+// A Raspberry Pi that runs cand well gives the owner thread a core of its own
+// (isolcpus, SCHED_FIFO): nothing takes that core away for hundreds of
+// microseconds. The machines the virtual Pi runs on do. On a shared 2-vCPU VM a
+// thread that only spins is kept off its CPU for more than 200 µs about once a
+// second (hypervisor steal, host interrupts), more often with the simulator's own
+// threads on the runqueue; and every 10 ms of running, the Go runtime preempts the
+// owner goroutine, which, locked to its thread, then sleeps in a futex until
+// another thread hands it back (perf sched_switch, 4 s at 100 % load, 1 Mbit/s:
+// 230 of the owner thread's 237 sleeps), 110 µs to over a millisecond here. At
+// 1 Mbit/s, 250 µs is two frames, and the MCP2515 has two receive buffers: on
+// host time alone the virtual Pi loses frames for the host's sake.
+//
+// A Clock is host CLOCK_MONOTONIC minus the time the host kept the simulated CPU
+// from running. Unbound, it is host time exactly. Once the thread that plays the
+// Pi's CPU (the daemon's owner thread) binds itself (BindCPU), time passes for the
+// board only while that thread runs or waits for the hardware:
+//
+//   - The bus thread moves time only while the CPU thread is asleep in a system
+//     call other than futex (epoll_wait for an INT edge, nanosleep through a long
+//     SPI transfer): a wait for the hardware. While the CPU thread is running,
+//     runnable, or parked by the Go runtime (futex), the bus thread leaves the
+//     events to the CPU thread's own register accesses, which advance the bus
+//     lazily (CPURunning), and looks again after Recheck. It asks the kernel
+//     (/proc/self/task/TID/stat and .../syscall) only after the CPU thread has
+//     not touched a register for Active, outside any lock. A park longer than
+//     MaxPark counts as a wait, so time never stops for good.
+//   - A register access (Access) that comes more than StallGrace after the CPU
+//     thread's previous one removes the rest of the gap from virtual time (a CPU
+//     stall), unless the bus thread saw the CPU thread waiting for the hardware in
+//     that gap: then the hardware's time passed, and the gap, wake-up latency
+//     included, is the board's. The first StallGrace of every gap is always the
+//     driver's own time.
+//   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
+//     after its event was due removes the excess (BusTime): a real bus is never
+//     late. Lateness below that is kept, as a busy kernel's IRQ path would delay
+//     an edge.
+//
+// A removal never takes virtual time below what a model was already advanced to,
+// so time never goes back; nor, after the CPU thread slept, below what the
+// hardware committed to (Commit: the end of an SPI transfer in flight), so a
+// nanosleep through a long transfer is never removed even when no bus event made
+// the bus thread look.
+//
+// The CPU's side takes no lock: an access is a clock read and a few atomics, and
+// gettid and getrusage (did it sleep?) only after a gap longer than StallGrace. A lock
+// the CPU thread had to wait for would park it, the very stall the clock exists to
+// keep out.
+package clock
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"cand/internal/mono"
+)
+
+const (
+	// StallGrace is the part of every gap in the CPU thread's register accesses that
+	// is charged to the driver, stall or not.
+	StallGrace = int64(20 * time.Microsecond)
+	// Active: a CPU thread that touched a register this recently is running, and
+	// will advance the models itself.
+	Active = int64(10 * time.Microsecond)
+	// Recheck is how often a bus thread that left time to a running CPU thread
+	// looks again whether it has started to wait. The first event after the CPU
+	// thread starts waiting may be this much late (with BusLateGrace on top).
+	Recheck = int64(100 * time.Microsecond)
+	// IdleLook is how often a bus thread with nothing due looks at the CPU
+	// thread, so that a CPU thread idle in epoll_wait for longer is seen waiting
+	// (the board's time) rather than taken for a park.
+	IdleLook = int64(10 * time.Millisecond)
+	// BusLateGrace is how late the bus thread may wake (while the CPU thread
+	// waits) before the excess is taken out of virtual time.
+	BusLateGrace = int64(100 * time.Microsecond)
+	// MaxPark is the longest a CPU thread parked in a futex holds the bus's time.
+	MaxPark = int64(time.Second)
+)
+
+// Stats counts what the clock removed from virtual time.
+type Stats struct {
+	CPUStalls     uint64 // CPU-thread gaps with a stall removed
+	CPUStallNs    int64  // total removed from those gaps
+	CPUStallMaxNs int64  // the longest single removal
+	CPUParks      uint64 // of CPUStalls, gaps in which the thread slept (a Go runtime park)
+	BusLate       uint64 // bus-thread wake-ups with lateness removed
+	BusLateNs     int64  // total removed from those
+}
+
+// Clock is one virtual Pi's time base. The zero value is not usable; use New.
+type Clock struct {
+	off     atomic.Int64 // ns removed so far: virtual = host - off
+	reached atomic.Int64 // latest virtual time a model was advanced to: no removal goes below
+	commit  atomic.Int64 // virtual time the hardware committed to (an SPI transfer's end)
+	lastAcc atomic.Int64 // host ns of the CPU's last register access
+	tid     atomic.Int64 // the bound CPU thread (0: unbound)
+	statFd  atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
+	sysFd   atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
+	waiting atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
+
+	h host
+
+	mu    sync.Mutex // removals and their counts
+	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look
+	stats Stats
+}
+
+// host is what the clock reads of the machine: the real kernel (realHost), or a
+// script in tests.
+type host struct {
+	now    func() int64 // CLOCK_MONOTONIC ns
+	gettid func() int
+	nvcsw  func() int64 // voluntary context switches of the calling thread
+	look   func(c *Clock) byte
+}
+
+func realHost() host {
+	return host{
+		now:    mono.Now,
+		gettid: unix.Gettid,
+		nvcsw: func() int64 {
+			var ru unix.Rusage
+			unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+			return ru.Nvcsw
+		},
+		look: (*Clock).procLook,
+	}
+}
+
+// New returns an unbound clock: host time.
+func New() *Clock { return &Clock{h: realHost()} }
+
+// Now is the virtual time (CLOCK_MONOTONIC ns minus the stalls removed).
+func (c *Clock) Now() int64 { return c.h.now() - c.off.Load() }
+
+// Host converts virtual time v to host CLOCK_MONOTONIC with the removals made so
+// far: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
+func (c *Clock) Host(v int64) int64 { return v + c.off.Load() }
+
+// Stats returns the removals so far.
+func (c *Clock) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Bound reports whether a CPU thread is bound.
+func (c *Clock) Bound() bool { return c.tid.Load() != 0 }
+
+// BindCPU makes the calling thread the Pi's CPU. Call it on a goroutine locked to
+// its OS thread (runtime.LockOSThread) that will make the register accesses.
+func (c *Clock) BindCPU() error {
+	tid := unix.Gettid()
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/stat", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sim/clock: cannot watch the CPU thread's state: %w (is /proc mounted?)", err)
+	}
+	sfd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/syscall", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("sim/clock: cannot watch the CPU thread's system calls: %w (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK?)", err)
+	}
+	c.bind(tid, fd, sfd)
+	return nil
+}
+
+// bind makes thread tid the CPU, watched through the /proc files fd and sfd (-1:
+// none). Call it on that thread.
+func (c *Clock) bind(tid, fd, sfd int) {
+	c.UnbindCPU()
+	c.mu.Lock()
+	c.nvcsw = c.h.nvcsw()
+	c.mu.Unlock()
+	c.lastAcc.Store(c.h.now())
+	c.waiting.Store(0)
+	c.sysFd.Store(int64(sfd) + 1)
+	c.statFd.Store(int64(fd) + 1)
+	c.tid.Store(int64(tid))
+}
+
+// UnbindCPU returns the clock to host time from now on (removals made stay). A
+// bus thread looking at that moment reads the thread as gone: waiting.
+func (c *Clock) UnbindCPU() {
+	c.tid.Store(0)
+	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd} {
+		if fd := f.Swap(0); fd > 0 {
+			unix.Close(int(fd - 1))
+		}
+	}
+}
+
+// Access is a register access by the CPU: it returns the virtual time of the
+// access, after removing the stall that preceded it, if any.
+func (c *Clock) Access() int64 {
+	now := c.h.now()
+	prev := c.lastAcc.Swap(now)
+	if gap := now - prev; gap > StallGrace && c.tid.Load() != 0 {
+		c.stalled(now, prev, gap)
+	}
+	v := now - c.off.Load()
+	raise(&c.reached, v)
+	return v
+}
+
+// Commit records that the hardware has committed to reach virtual time v (the
+// end of an SPI transfer in flight): a CPU thread that sleeps meanwhile waits for
+// the wire, and no removal after a sleep goes below v.
+func (c *Clock) Commit(v int64) { raise(&c.commit, v) }
+
+// raise moves a up to v.
+func raise(a *atomic.Int64, v int64) {
+	for {
+		f := a.Load()
+		if v <= f || a.CompareAndSwap(f, v) {
+			return
+		}
+	}
+}
+
+// stalled is Access's slow path: the gap since the access at prev is removed,
+// unless the CPU thread was seen waiting for the hardware in it.
+//
+// A gap with no wait is taken for a stall whether or not the thread was on its
+// CPU: the frame path touches a register every few microseconds (its longest
+// register-free stretch is the socket write), so StallGrace covers the driver's
+// own work. The thread's CPU time cannot tell a stall from work here: a guest
+// counts the time its vCPU is stolen as the running thread's CPU time. Bounding
+// removals by it (tried) lost frames in 3 of 4 runs at 100 % load, 1 Mbit/s; the
+// gap rule, none in 8.
+func (c *Clock) stalled(now, prev, gap int64) {
+	if c.h.gettid() != int(c.tid.Load()) {
+		return // another thread (set-up, a test): not the CPU
+	}
+	nvcsw := c.h.nvcsw()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	slept := nvcsw != c.nvcsw
+	c.nvcsw = nvcsw
+	if c.waiting.Load() == prev {
+		return // it waited for the hardware: that was the board's time
+	}
+	if s := c.remove(now, gap-StallGrace, slept); s > 0 {
+		if slept {
+			c.stats.CPUParks++
+		}
+		c.stats.CPUStalls++
+		c.stats.CPUStallNs += s
+		c.stats.CPUStallMaxNs = max(c.stats.CPUStallMaxNs, s)
+	}
+}
+
+// remove takes up to s ns out of virtual time, never below the time a model was
+// advanced to, nor, after a sleep, below the time the hardware committed to. mu
+// held.
+func (c *Clock) remove(now, s int64, slept bool) int64 {
+	floor := c.reached.Load()
+	if slept {
+		floor = max(floor, c.commit.Load())
+	}
+	s = min(s, now-c.off.Load()-floor)
+	if s <= 0 {
+		return 0
+	}
+	c.off.Add(s)
+	return s
+}
+
+// CPURunning reports whether the bound CPU thread is running, runnable, or parked
+// by the Go runtime, so that a bus thread must leave the moving of time to the
+// CPU's own accesses (and look again after Active). False when unbound, or when
+// the CPU thread waits for the hardware. It takes no lock: call it before taking
+// the bus's.
+func (c *Clock) CPURunning() bool {
+	if c.tid.Load() == 0 {
+		return false
+	}
+	last := c.lastAcc.Load()
+	age := c.h.now() - last
+	if age < Active {
+		return true
+	}
+	if c.waiting.Load() == last {
+		return false // seen waiting since its last access
+	}
+	switch c.h.look(c) {
+	case 'R':
+		return true
+	case 'F':
+		if age < MaxPark {
+			return true
+		}
+	}
+	c.waiting.Store(last)
+	return false
+}
+
+// procLook returns the CPU thread's state from /proc: 'R' running or runnable,
+// 'F' asleep in a futex (parked by the Go runtime), 'S' asleep in any other
+// system call, or gone.
+func (c *Clock) procLook() byte {
+	fd := c.statFd.Load()
+	if fd <= 0 {
+		return 'S'
+	}
+	var b [512]byte
+	n, err := unix.Pread(int(fd-1), b[:], 0)
+	if err != nil || n <= 0 {
+		return 'S'
+	}
+	switch stateOf(b[:n]) {
+	case 'R':
+		return 'R'
+	case 'S':
+		if fd := c.sysFd.Load(); fd > 0 {
+			if n, err := unix.Pread(int(fd-1), b[:], 0); err == nil {
+				switch syscallOf(b[:n]) {
+				case unix.SYS_FUTEX:
+					return 'F'
+				case -1:
+					return 'R' // woke between the two reads ("running")
+				}
+			}
+		}
+	}
+	return 'S'
+}
+
+// BusTime is the virtual time a bus thread advances to when its next event was
+// due at due and CPURunning said no: the host time, less the bus thread's own
+// lateness beyond BusLateGrace while the CPU thread waits (unbound: host time).
+func (c *Clock) BusTime(due int64) int64 {
+	now := c.h.now()
+	v := now - c.off.Load()
+	if late := v - due; late > BusLateGrace && c.tid.Load() != 0 {
+		c.mu.Lock()
+		if s := c.remove(now, late-BusLateGrace, true); s > 0 {
+			v -= s
+			c.stats.BusLate++
+			c.stats.BusLateNs += s
+		}
+		c.mu.Unlock()
+	}
+	raise(&c.reached, v)
+	return v
+}
+
+// stateOf returns the state letter of a /proc stat line: "pid (comm) S ...", where
+// comm may itself hold spaces and parentheses (the last ')' ends it).
+func stateOf(line []byte) byte {
+	for i := len(line) - 1; i >= 0; i-- {
+		if line[i] == ')' {
+			if i+2 < len(line) {
+				return line[i+2]
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// syscallOf returns the system call number at the start of a /proc syscall line
+// ("202 0x... ..."), or -1 ("running", "-1 ...", or unreadable).
+func syscallOf(line []byte) int {
+	n, digits := 0, 0
+	for _, ch := range line {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = n*10 + int(ch-'0')
+		digits++
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,300 @@
+package clock
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// script is a fake host: the test sets the time, the calling thread, its
+// voluntary switches and what /proc would say.
+type script struct {
+	now   int64
+	tid   int
+	nvcsw int64
+	state byte
+	looks int
+}
+
+func newScripted(s *script) *Clock {
+	c := New()
+	c.h = host{
+		now:    func() int64 { return s.now },
+		gettid: func() int { return s.tid },
+		nvcsw:  func() int64 { return s.nvcsw },
+		look:   func(*Clock) byte { s.looks++; return s.state },
+	}
+	return c
+}
+
+const us = int64(time.Microsecond)
+
+// bound returns a clock bound to thread 7 at host time 1 s, with the CPU's first
+// access made.
+func bound(t *testing.T) (*Clock, *script) {
+	t.Helper()
+	s := &script{now: int64(time.Second), tid: 7, state: 'R'}
+	c := newScripted(s)
+	c.bind(7, -1, -1)
+	if v := c.Access(); v != s.now {
+		t.Fatalf("first access at %d, want host time %d", v, s.now)
+	}
+	return c, s
+}
+
+func TestUnboundIsHostTime(t *testing.T) {
+	s := &script{now: 5 * us, tid: 1}
+	c := newScripted(s)
+	s.now += 10 * int64(time.Millisecond)
+	if v := c.Access(); v != s.now {
+		t.Fatalf("Access = %d, want %d", v, s.now)
+	}
+	if c.CPURunning() {
+		t.Error("CPURunning true on an unbound clock")
+	}
+	if v := c.BusTime(0); v != s.now {
+		t.Errorf("BusTime = %d, want %d (no lateness removed when unbound)", v, s.now)
+	}
+	if st := c.Stats(); st != (Stats{}) {
+		t.Errorf("stats %+v, want none", st)
+	}
+}
+
+func TestStallBeyondGraceIsRemoved(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.now += 300 * us // kept off its CPU: no voluntary switch
+	v := c.Access()
+	if want := start + StallGrace; v != want {
+		t.Fatalf("virtual time after a 300 µs stall = start+%d ns, want start+%d (the grace)", v-start, StallGrace)
+	}
+	if h := c.Host(v); h != s.now {
+		t.Errorf("Host(%d) = %d, want the host time %d", v, h, s.now)
+	}
+	if c.Now() != v {
+		t.Errorf("Now = %d, want %d", c.Now(), v)
+	}
+	want := Stats{CPUStalls: 1, CPUStallNs: 280 * us, CPUStallMaxNs: 280 * us}
+	if st := c.Stats(); st != want {
+		t.Errorf("stats %+v, want %+v", st, want)
+	}
+}
+
+func TestGapWithinGraceIsTheDrivers(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.now += StallGrace
+	if v := c.Access(); v != start+StallGrace {
+		t.Fatalf("virtual = start+%d, want start+%d", v-start, StallGrace)
+	}
+	if st := c.Stats(); st.CPUStalls != 0 {
+		t.Errorf("stats %+v, want no stall", st)
+	}
+}
+
+func TestRuntimeParkIsRemoved(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.nvcsw++ // it slept, and no bus thread saw it wait for the hardware
+	s.now += 500 * us
+	if v := c.Access(); v != start+StallGrace {
+		t.Fatalf("virtual = start+%d, want start+%d", v-start, StallGrace)
+	}
+	if st := c.Stats(); st.CPUStalls != 1 || st.CPUParks != 1 {
+		t.Errorf("stats %+v, want one stall, a park", st)
+	}
+}
+
+func TestWaitForTheHardwareIsKept(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.now += 50 * us
+	s.state = 'S' // asleep in epoll_wait
+	if c.CPURunning() {
+		t.Fatal("CPURunning true for a thread asleep outside futex")
+	}
+	due := s.now
+	s.now += 10 * us
+	if v := c.BusTime(due); v != s.now {
+		t.Fatalf("BusTime = %d, want host time %d", v, s.now)
+	}
+	s.nvcsw++
+	s.now += 400 * us // woken by the edge, late
+	if v := c.Access(); v != s.now {
+		t.Fatalf("virtual = start+%d after a wait, want start+%d: nothing removed", v-start, s.now-start)
+	}
+	if st := c.Stats(); st != (Stats{}) {
+		t.Errorf("stats %+v, want none", st)
+	}
+}
+
+func TestCPURunning(t *testing.T) {
+	c, s := bound(t)
+	s.now += Active - 1
+	if !c.CPURunning() || s.looks != 0 {
+		t.Fatalf("just accessed: CPURunning must be true without asking /proc (looks %d)", s.looks)
+	}
+	s.now += 1
+	for _, st := range []byte{'R', 'F'} {
+		s.state = st
+		if !c.CPURunning() {
+			t.Errorf("state %c: CPURunning false, want true", st)
+		}
+	}
+	s.now += MaxPark
+	if c.CPURunning() {
+		t.Error("parked longer than MaxPark: CPURunning true, want false (time must not stop for good)")
+	}
+	looks := s.looks
+	s.state = 'R'
+	if c.CPURunning() || s.looks != looks {
+		t.Error("a thread seen waiting stays waiting until its next access, without another look")
+	}
+	c.Access()
+	s.now += Active
+	if !c.CPURunning() {
+		t.Error("after its next access the thread is looked at again")
+	}
+}
+
+func TestForeignThreadRemovesNothing(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.tid = 8
+	s.now += 300 * us
+	if v := c.Access(); v != s.now {
+		t.Fatalf("virtual = start+%d, want start+%d", v-start, s.now-start)
+	}
+}
+
+func TestRemovalFloors(t *testing.T) {
+	// After a sleep, never below the end of an SPI transfer in flight.
+	c, s := bound(t)
+	start := s.now
+	c.Commit(start + 80*us)
+	s.nvcsw++
+	s.now += 200 * us
+	if v := c.Access(); v != start+80*us {
+		t.Errorf("slept through a transfer: virtual = start+%d µs, want start+80 µs (its end)", (v-start)/us)
+	}
+	// A stall while running may go below it: the transfer is still in flight.
+	c, s = bound(t)
+	start = s.now
+	c.Commit(start + 80*us)
+	s.now += 200 * us
+	if v := c.Access(); v != start+StallGrace {
+		t.Errorf("stalled mid-transfer: virtual = start+%d µs, want start+%d µs", (v-start)/us, StallGrace/us)
+	}
+	// Never below what a bus thread advanced to.
+	c, s = bound(t)
+	start = s.now
+	s.now += 150 * us
+	s.state = 'S'
+	c.CPURunning()
+	c.BusTime(s.now)
+	s.state = 'R'
+	c.waiting.Store(0) // as if the look had not happened: only the floor holds
+	s.now += 100 * us
+	if v := c.Access(); v != start+150*us {
+		t.Errorf("virtual = start+%d µs, want start+150 µs (where the bus was advanced to)", (v-start)/us)
+	}
+}
+
+func TestBusLatenessBeyondGraceIsRemoved(t *testing.T) {
+	c, s := bound(t)
+	s.now += 20 * us
+	s.state = 'S'
+	due := s.now
+	s.now += 350 * us
+	if c.CPURunning() {
+		t.Fatal("CPURunning true")
+	}
+	if v := c.BusTime(due); v != due+BusLateGrace {
+		t.Fatalf("BusTime = due+%d µs, want due+%d µs", (v-due)/us, BusLateGrace/us)
+	}
+	if st := c.Stats(); st.BusLate != 1 || st.BusLateNs != 250*us {
+		t.Errorf("stats %+v, want one late wake-up of 250 µs", st)
+	}
+}
+
+func TestProcParsing(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want byte
+	}{
+		{"1234 (cand) S 1 1234 ...", 'S'},
+		{"1234 (a) b) (c) R 1 ...", 'R'},
+		{"1234 (x)", 0},
+		{"garbage", 0},
+	} {
+		if got := stateOf([]byte(tc.line)); got != tc.want {
+			t.Errorf("stateOf(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		line string
+		want int
+	}{
+		{"202 0xc000 0x80 0x0 0x0 0x0 0x0 0x7ffe 0x4711\n", 202},
+		{"running\n", -1},
+		{"-1 0x7ffe 0x4711\n", -1},
+		{"", -1},
+	} {
+		if got := syscallOf([]byte(tc.line)); got != tc.want {
+			t.Errorf("syscallOf(%q) = %d, want %d", tc.line, got, tc.want)
+		}
+	}
+}
+
+// The real kernel's view of a bound thread: running, parked by the Go runtime in
+// a futex, asleep in another system call.
+func TestProcLookOnThisKernel(t *testing.T) {
+	c := New()
+	cmd := make(chan string)
+	bound := make(chan error)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		bound <- c.BindCPU()
+		for what := range cmd {
+			switch what {
+			case "spin":
+				for {
+					select {
+					case <-done:
+					default:
+						continue
+					}
+					break
+				}
+			case "sleep":
+				unix.Nanosleep(&unix.Timespec{Sec: 2}, nil)
+			}
+		}
+	}()
+	if err := <-bound; err != nil {
+		t.Skipf("cannot bind (no /proc?): %v", err)
+	}
+	defer c.UnbindCPU()
+	waitFor := func(want byte) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for c.procLook() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the bound thread never looked %q (last %q)", want, c.procLook())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFor('F') // parked in the channel receive: a futex
+	cmd <- "spin"
+	waitFor('R')
+	done <- struct{}{}
+	waitFor('F')
+	cmd <- "sleep"
+	waitFor('S')
+	close(cmd)
+}
