@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -44,7 +45,8 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	}
 	s := scens[0].(map[string]any)
 	for _, k := range []string{"name", "bitrate", "load_percent", "duration_s", "frames_offered", "frames_received",
-		"frames_lost", "spi_transfers_per_rx_frame", "spi_bytes_per_rx_frame", "allocs_per_frame", "cpu_us_per_frame", "stages"} {
+		"frames_lost", "spi_transfers_per_rx_frame", "spi_bytes_per_rx_frame", "allocs_per_frame", "cpu_us_per_frame", "stages",
+		"shared_cpu", "sim_clock"} {
 		if _, ok := s[k]; !ok {
 			t.Errorf("scenario lacks %q", k)
 		}
@@ -106,7 +108,8 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 
 	var md strings.Builder
 	Markdown(&md, rep)
-	for _, want := range []string{"| tiny | 1000000 | 100 |", "| tiny | rx_end_to_end |", "| 2 | 50 |", "### Targets"} {
+	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | dedicated |", "| tiny | rx_end_to_end |", "| 2 | 50 |", "### Targets",
+		"### Host stalls taken out of the virtual Pi's time", "| tiny | dedicated | "} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
 		}
@@ -164,5 +167,28 @@ func TestBurstNeedsPeriodicPeers(t *testing.T) {
 	_, err := RunScenario(context.Background(), Scenario{Name: "x", Bitrate: 500_000, LoadPercent: 50, Burst: 3, DLC: 8, Duration: time.Second}, nil)
 	if err == nil || !strings.Contains(err.Error(), "set load_percent 0") {
 		t.Fatalf("err = %v, want the burst refused", err)
+	}
+}
+
+// The zero-loss target is judged on the dedicated-CPU virtual Pi, counts RX
+// overflows as well as lost frames, and leaves the shared-CPU comparison out.
+func TestZeroLossTarget(t *testing.T) {
+	base := ScenarioResult{Bitrate: 1_000_000, LoadPercent: 100, IntPollWindowUs: 500, DurationS: 60, FramesOffered: 1000, FramesReceived: 1000}
+	ok, overflow, shared := base, base, base
+	ok.Name, overflow.Name, shared.Name = "ok", "overflow", "shared"
+	overflow.RXOverflows = 1
+	shared.SharedCPU, shared.FramesLost = true, 5
+	var got []string
+	for _, tg := range Targets(&Report{Scenarios: []ScenarioResult{ok, overflow, shared}}) {
+		if strings.HasPrefix(tg.Goal, "0 frames lost") {
+			got = append(got, fmt.Sprintf("%s: %s: %v", tg.Goal, tg.Measured, tg.Met))
+		}
+	}
+	want := []string{
+		"0 frames lost, 0 RX overflows, 100 % load, 1 Mbit/s, 8-byte frames (ok, 60 s): 0 of 1000 lost, 0 overflows: true",
+		"0 frames lost, 0 RX overflows, 100 % load, 1 Mbit/s, 8-byte frames (overflow, 60 s): 0 of 1000 lost, 1 overflows: false",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

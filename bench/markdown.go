@@ -12,8 +12,8 @@ func Markdown(w io.Writer, rep *Report) {
 	if len(rep.Scenarios) > 0 {
 		fmt.Fprintln(w, "### Full pipeline on the virtual Pi")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | sim CPU | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
 			if s.LoadPercent == 0 {
@@ -30,8 +30,8 @@ func Markdown(w io.Writer, rep *Report) {
 			if s.Stress {
 				stress = "yes"
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %.1f | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.4f | %.1f | %d |\n",
-				s.Name, s.Bitrate, load, win, stress, s.DurationS, s.FramesOffered, s.FramesReceived, s.FramesLost,
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.1f | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.4f | %.1f | %d |\n",
+				s.Name, s.Bitrate, load, win, stress, simCPU(s), s.DurationS, s.FramesOffered, s.FramesReceived, s.FramesLost,
 				s.RXOverflows, s.SPITransfersPerRXFrame, s.SPIBytesPerRXFrame, s.WireUsPerRXFrame, s.AllocsPerFrame,
 				s.CPUUsPerFrame, s.PolledInterrupts)
 		}
@@ -39,6 +39,16 @@ func Markdown(w io.Writer, rep *Report) {
 			if s.Error != "" {
 				fmt.Fprintf(w, "\n**%s failed:** %s\n", s.Name, s.Error)
 			}
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "### Host stalls taken out of the virtual Pi's time (sim/clock)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| scenario | sim CPU | CPU stalls | of which Go runtime parks | removed ms | longest µs | bus thread late | removed ms |")
+		fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|")
+		for _, s := range rep.Scenarios {
+			c := s.Clock
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %.1f | %.0f | %d | %.1f |\n",
+				s.Name, simCPU(s), c.CPUStalls, c.RuntimeParks, c.CPUStallMs, c.CPUStallMaxUs, c.BusLate, c.BusLateMs)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "### Stage latencies (µs)")
@@ -71,7 +81,7 @@ func Markdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 	}
 	if len(rep.Targets) > 0 {
-		fmt.Fprintln(w, "### Targets (issue 5)")
+		fmt.Fprintln(w, "### Targets (issues 4 and 5)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| goal | measured | |")
 		fmt.Fprintln(w, "|---|---|---|")
@@ -84,6 +94,13 @@ func Markdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+func simCPU(s ScenarioResult) string {
+	if s.SharedCPU {
+		return "shared"
+	}
+	return "dedicated"
 }
 
 // stageOrder lists the named stages first, then the SPI transfer kinds.

@@ -47,6 +47,9 @@ func Suite(d Durations) []Scenario {
 	s = append(s,
 		Scenario{Name: "load100-1M-window-on-stress", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
 			IntPollWindow: DefaultIntPollWindow, Stress: true, Duration: d.Main},
+		// The same on host time: what the build machine's stalls cost (sim/clock).
+		Scenario{Name: "load100-1M-window-on-shared-cpu", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
+			IntPollWindow: DefaultIntPollWindow, SharedCPU: true, Duration: d.Other},
 		Scenario{Name: "isolated-1M-window-on", Bitrate: 1_000_000, Period: 5 * time.Millisecond, DLC: 8,
 			IntPollWindow: DefaultIntPollWindow, Duration: d.Other})
 	// The reference's one interrupt with 3 messages: bursts of 3 back-to-back
