@@ -43,12 +43,12 @@ func Markdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "### Host stalls taken out of the virtual Pi's time (sim/clock)")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | sim CPU | CPU stalls | of which Go runtime parks | removed ms | longest µs | bus thread late | removed ms |")
-		fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| scenario | sim CPU | CPU stalls | of which Go runtime parks | of which wake-ups > 50 µs | removed ms | longest µs | bus thread late | removed ms |")
+		fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			c := s.Clock
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %.1f | %.0f | %d | %.1f |\n",
-				s.Name, simCPU(s), c.CPUStalls, c.RuntimeParks, c.CPUStallMs, c.CPUStallMaxUs, c.BusLate, c.BusLateMs)
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %.1f | %.0f | %d | %.1f |\n",
+				s.Name, simCPU(s), c.CPUStalls, c.RuntimeParks, c.SlowWakeUps, c.CPUStallMs, c.CPUStallMaxUs, c.BusLate, c.BusLateMs)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "### Stage latencies (µs)")

@@ -225,7 +225,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	res.PolledInterrupts = m.PolledInts.Load()
 	cs := pi.Clock().Stats()
 	res.Clock = ClockResult{CPUStalls: cs.CPUStalls, CPUStallMs: float64(cs.CPUStallNs) / 1e6, CPUStallMaxUs: float64(cs.CPUStallMaxNs) / 1e3,
-		RuntimeParks: cs.CPUParks, BusLate: cs.BusLate, BusLateMs: float64(cs.BusLateNs) / 1e6}
+		RuntimeParks: cs.CPUParks, SlowWakeUps: cs.CPUWakes, BusLate: cs.BusLate, BusLateMs: float64(cs.BusLateNs) / 1e6}
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(d.Metrics)
 	if sc.Burst > 1 {

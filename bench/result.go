@@ -57,6 +57,7 @@ type ClockResult struct {
 	CPUStallMs    float64 `json:"cpu_stall_ms"`
 	CPUStallMaxUs float64 `json:"cpu_stall_max_us"`
 	RuntimeParks  uint64  `json:"runtime_parks"`
+	SlowWakeUps   uint64  `json:"slow_wake_ups"`
 	BusLate       uint64  `json:"bus_late"`
 	BusLateMs     float64 `json:"bus_late_ms"`
 }

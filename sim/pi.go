@@ -73,8 +73,14 @@ func New(cfg *config.Config) (*Pi, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: controller %s: INT line: %w", cc.Name, err)
 		}
-		// The kernel stamps an edge event with host time.
-		chip.OnINT(func(level bool, at int64) { edge.Edge(level, clk.Host(at)) })
+		// The kernel stamps an edge event with host time. A falling INT wakes
+		// the owner thread if it waits in epoll_wait (sim/clock).
+		chip.OnINT(func(level bool, at int64) {
+			edge.Edge(level, clk.Host(at))
+			if !level {
+				clk.Edge()
+			}
+		})
 		var peers []*canbus.Peer
 		for _, sp := range cc.Sim.Peers {
 			peer, err := canbus.NewPeer(bus, sp)

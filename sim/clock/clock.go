@@ -32,6 +32,11 @@
 //     that gap: then the hardware's time passed, and the gap, wake-up latency
 //     included, is the board's. The first StallGrace of every gap is always the
 //     driver's own time.
+//   - An INT edge that wakes the waiting CPU thread (Edge) ends the wait: from
+//     then on the bus thread leaves time to the CPU thread, and its first access
+//     removes all but WakeGrace of the wake-up (a thread on a core of its own runs
+//     that soon after its IRQ; on this VM an epoll wake-up took up to 2 ms in
+//     noisy stretches, and frames were lost behind it).
 //   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
 //     after its event was due removes the excess (BusTime): a real bus is never
 //     late. Lateness below that is kept, as a busy kernel's IRQ path would delay
@@ -78,6 +83,11 @@ const (
 	// BusLateGrace is how late the bus thread may wake (while the CPU thread
 	// waits) before the excess is taken out of virtual time.
 	BusLateGrace = int64(100 * time.Microsecond)
+	// WakeGrace is the wake-up latency charged to the board when an INT edge
+	// wakes a CPU thread that waits for it: a thread on a core of its own runs
+	// that soon after its IRQ (two wake-ups: the GPIO IRQ thread, then the
+	// epoll waiter). The rest of the wake-up is a host stall.
+	WakeGrace = int64(50 * time.Microsecond)
 	// MaxPark is the longest a CPU thread parked in a futex holds the bus's time.
 	MaxPark = int64(time.Second)
 )
@@ -88,6 +98,7 @@ type Stats struct {
 	CPUStallNs    int64  // total removed from those gaps
 	CPUStallMaxNs int64  // the longest single removal
 	CPUParks      uint64 // of CPUStalls, gaps in which the thread slept (a Go runtime park)
+	CPUWakes      uint64 // of CPUStalls, wake-ups by an INT edge slower than WakeGrace
 	BusLate       uint64 // bus-thread wake-ups with lateness removed
 	BusLateNs     int64  // total removed from those
 }
@@ -102,6 +113,8 @@ type Clock struct {
 	statFd  atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
 	sysFd   atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
 	waiting atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
+	wokeFor atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
+	wokeAt  atomic.Int64 // host time of that edge
 
 	h host
 
@@ -241,11 +254,21 @@ func (c *Clock) stalled(now, prev, gap int64) {
 	defer c.mu.Unlock()
 	slept := nvcsw != c.nvcsw
 	c.nvcsw = nvcsw
-	if c.waiting.Load() == prev {
+	woke := c.wokeFor.Load() == prev
+	if c.waiting.Load() == prev && !woke {
 		return // it waited for the hardware: that was the board's time
 	}
-	if s := c.remove(now, gap-StallGrace, slept); s > 0 {
-		if slept {
+	grace := StallGrace
+	if woke {
+		// It waited until an INT edge woke it: the wait was the board's time,
+		// and so is WakeGrace of the wake-up; the rest is a stall.
+		gap, grace = now-c.wokeAt.Load(), WakeGrace
+	}
+	if s := c.remove(now, gap-grace, slept && !woke); s > 0 {
+		switch {
+		case woke:
+			c.stats.CPUWakes++
+		case slept:
 			c.stats.CPUParks++
 		}
 		c.stats.CPUStalls++
@@ -280,28 +303,50 @@ func (c *Clock) CPURunning() bool {
 		return false
 	}
 	last := c.lastAcc.Load()
-	age := c.h.now() - last
-	if age < Active {
+	now := c.h.now()
+	age := now - last
+	woke := c.wokeFor.Load() == last
+	switch {
+	case age < Active:
 		return true
-	}
-	if c.waiting.Load() == last {
+	case woke && now-c.wokeAt.Load() < Recheck:
+		return true // an INT edge is waking it
+	case c.waiting.Load() == last && !woke:
 		return false // seen waiting since its last access
 	}
 	switch c.h.look(c) {
 	case 'R':
-		return true
+		return true // running, runnable (also: woken, not yet run)
 	case 'F':
 		if age < MaxPark {
 			return true
 		}
 	}
+	if woke {
+		c.wokeFor.Store(0) // asleep again without touching a register
+	}
 	c.waiting.Store(last)
 	return false
 }
 
-// procLook returns the CPU thread's state from /proc: 'R' running or runnable,
-// 'F' asleep in a futex (parked by the Go runtime), 'S' asleep in any other
-// system call, or gone.
+// Edge tells the clock that the INT line fell (an edge event is queued for the
+// CPU thread): if the CPU thread is waiting for the hardware, this wakes it, and
+// from now on the bus thread leaves time to it, as to a running thread. Call it
+// with the bus's lock held, from whichever thread moves the bus.
+func (c *Clock) Edge() {
+	if c.tid.Load() == 0 {
+		return
+	}
+	if last := c.lastAcc.Load(); c.waiting.Load() == last && c.wokeFor.Load() != last {
+		c.wokeAt.Store(c.h.now())
+		c.wokeFor.Store(last)
+	}
+}
+
+// procLook returns the CPU thread's state from /proc: 'R' running, runnable, in
+// an uninterruptible sleep or stopped; 'F' asleep in a futex (parked by the Go
+// runtime); 'S' asleep in any other system call (a wait for the hardware), or
+// gone.
 func (c *Clock) procLook() byte {
 	fd := c.statFd.Load()
 	if fd <= 0 {
@@ -313,7 +358,10 @@ func (c *Clock) procLook() byte {
 		return 'S'
 	}
 	switch stateOf(b[:n]) {
-	case 'R':
+	case 'R', 'D', 'T', 't':
+		// Running or runnable; in an uninterruptible sleep (a page fault, the
+		// mmap lock: the kernel's, not a wait for the hardware, which is
+		// interruptible); or stopped by a debugger: time stands still.
 		return 'R'
 	case 'S':
 		if fd := c.sysFd.Load(); fd > 0 {

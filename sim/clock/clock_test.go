@@ -298,3 +298,55 @@ func TestProcLookOnThisKernel(t *testing.T) {
 	waitFor('S')
 	close(cmd)
 }
+
+// An INT edge wakes a waiting CPU thread: from then on the bus thread leaves time
+// to it, and its first access removes all but WakeGrace of the wake-up.
+func TestEdgeWakesTheWaitingCPU(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.now += 100 * us
+	s.state = 'S' // in epoll_wait
+	if c.CPURunning() {
+		t.Fatal("CPURunning true while it waits")
+	}
+	c.BusTime(s.now)
+	c.Edge()
+	if !c.CPURunning() {
+		t.Fatal("CPURunning false right after the edge that wakes it")
+	}
+	s.nvcsw++
+	s.now += 400 * us // the host takes 400 µs to run it
+	if v := c.Access(); v != start+100*us+WakeGrace {
+		t.Fatalf("virtual = start+%d µs, want start+%d µs (the edge plus WakeGrace)", (v-start)/us, (100*us+WakeGrace)/us)
+	}
+	if st := c.Stats(); st.CPUStalls != 1 || st.CPUWakes != 1 || st.CPUStallNs != 400*us-WakeGrace {
+		t.Errorf("stats %+v, want one wake-up stall of %d µs", st, (400*us-WakeGrace)/us)
+	}
+}
+
+func TestEdgeWhileRunningOrAsleepAgain(t *testing.T) {
+	// An edge while the CPU thread runs (it will see INT itself) changes nothing.
+	c, s := bound(t)
+	c.Edge()
+	s.now += Active
+	s.state = 'S'
+	if c.CPURunning() {
+		t.Error("an edge seen while running kept the bus thread waiting")
+	}
+	// Woken, but back asleep without touching a register: waiting again.
+	c, s = bound(t)
+	start := s.now
+	s.now += 100 * us
+	s.state = 'S'
+	c.CPURunning()
+	c.Edge()
+	s.now += Recheck
+	if c.CPURunning() {
+		t.Fatal("asleep again after the edge: CPURunning true, want false")
+	}
+	s.nvcsw++
+	s.now += 300 * us
+	if v := c.Access(); v != s.now {
+		t.Errorf("virtual = start+%d µs, want start+%d µs: a wait, nothing removed", (v-start)/us, (s.now-start)/us)
+	}
+}
