@@ -139,7 +139,7 @@ func realHost() host {
 		nvcsw: func() int64 {
 			var ru unix.Rusage
 			unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-			return ru.Nvcsw
+			return int64(ru.Nvcsw) // int32 on 32-bit ARM
 		},
 		look: (*Clock).procLook,
 	}
