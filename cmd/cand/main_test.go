@@ -86,3 +86,16 @@ func TestShippedConfigsCheck(t *testing.T) {
 		}
 	}
 }
+
+// cand bench -run picks scenarios by name; a pattern that matches none, or does
+// not compile, is refused with the reason (and the scenario names).
+func TestBenchRunFilter(t *testing.T) {
+	code, _, errOut := runCand("bench", "-quick", "-run", "no-such-scenario", "-config", "../../deploy/sim.yaml")
+	if code != 2 || !bytes.Contains([]byte(errOut), []byte(`cand bench: -run "no-such-scenario" matches no scenario; the scenarios are: load100-125k-window-on, `)) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runCand("bench", "-run", "(", "-config", "../../deploy/sim.yaml")
+	if code != 2 || !bytes.HasPrefix([]byte(errOut), []byte(`cand bench: -run "(": error parsing regexp`)) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
