@@ -628,7 +628,7 @@ controllers:
 	// even if the owner thread is slow to load it (busy CI machine). Times are
 	// the virtual Pi's (sim/clock).
 	clk := r.pi.Clock()
-	now := clk.Now()
+	now := clk.Reach()
 	stuckUntil := now + int64(200*time.Millisecond)
 	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
@@ -785,7 +785,7 @@ func TestChipResetAndUnplug(t *testing.T) {
 		}
 	}
 	flowing("before")
-	chip.PowerCycle(r.pi.Clock().Now())
+	chip.PowerCycle(r.pi.Clock().Reach())
 	waitFor(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
 	flowing("after the reset")
 
@@ -868,7 +868,7 @@ controllers:
       peers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
-	now := r.pi.Clock().Now()
+	now := r.pi.Clock().Reach()
 	r.pi.Node(0).Bus.StuckDominant(now, now+int64(200*time.Millisecond))
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	for {

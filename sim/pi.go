@@ -142,7 +142,7 @@ func (p *Pi) Node(i int) Node {
 
 // Start runs the buses and starts the peers; they stop when ctx is done.
 func (p *Pi) Start(ctx context.Context) {
-	now := p.clk.Now()
+	now := p.clk.Reach()
 	for i, b := range p.buses {
 		for _, peer := range p.peers[i] {
 			peer.Start(now) // takes the bus lock

@@ -1,8 +1,9 @@
 package canbus
 
-// Fault injection. Each call takes the lock. Times are the bus's clock
-// (Bus.Clock().Now(), not mono.Now(): on a virtual Pi with a bound CPU the two
-// differ by the host stalls removed).
+// Fault injection. Each call takes the lock. Times are the bus's clock: take
+// "now" as Bus.Clock().Reach(), not mono.Now() (on a virtual Pi with a bound CPU
+// the two differ by the host stalls removed) nor Clock().Now() (a later removal
+// could put that time in the bus's future).
 //
 // Simplifications (ISO 11898-1 §12.1.4 counting rules otherwise apply in the nodes):
 //   - Error flags are 6 bits (no superposition of other nodes' flags up to 12 bits);

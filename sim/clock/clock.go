@@ -151,6 +151,16 @@ func New() *Clock { return &Clock{h: realHost()} }
 // Now is the virtual time (CLOCK_MONOTONIC ns minus the stalls removed).
 func (c *Clock) Now() int64 { return c.h.now() - c.off.Load() }
 
+// Reach returns the virtual time now and makes it a floor: no later removal takes
+// virtual time below it. Use it, not Now, for a time something outside the models
+// acts at (a test injecting a fault "now", peers starting): a removal after Now
+// could otherwise put that time in the board's future.
+func (c *Clock) Reach() int64 {
+	v := c.Now()
+	raise(&c.reached, v)
+	return v
+}
+
 // Host converts virtual time v to host CLOCK_MONOTONIC with the removals made so
 // far: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
 func (c *Clock) Host(v int64) int64 { return v + c.off.Load() }

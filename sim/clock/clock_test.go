@@ -350,3 +350,14 @@ func TestEdgeWhileRunningOrAsleepAgain(t *testing.T) {
 		t.Errorf("virtual = start+%d µs, want start+%d µs: a wait, nothing removed", (v-start)/us, (s.now-start)/us)
 	}
 }
+
+// A time handed out by Reach is never put in the board's future by a removal.
+func TestReachIsAFloor(t *testing.T) {
+	c, s := bound(t)
+	s.now += 100 * us
+	at := c.Reach() // a test injects a fault "now"
+	s.now += 200 * us
+	if v := c.Access(); v < at {
+		t.Fatalf("after a stall, virtual %d < the time handed out %d", v, at)
+	}
+}
