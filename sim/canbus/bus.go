@@ -492,11 +492,16 @@ func (b *Bus) endOfFrame(at int64) {
 // load, 1 Mbit/s: 84–143 frames lost in 4 s with a 60 µs spin, 2–40 without). A
 // driver that reads the chip advances the bus itself (AdvanceTo on every SPI access
 // and INT level read), so the thread's lateness only delays edge events.
+//
+// On a clock with a bound CPU thread (sim/clock) the thread moves time only while
+// that CPU thread waits for the hardware; while it runs, or is kept off its CPU,
+// the thread takes no lock and looks again after clock.Recheck or at the next
+// event, and at least every clock.IdleLook.
 
 // defaultTimerSlack is Linux's default timer slack for a normal thread (ns).
 const defaultTimerSlack = 50_000
 
-// Run advances the bus in real time until ctx ends or Close is called: it processes
+// Run advances the bus on its clock until ctx ends or Close is called: it processes
 // events as they fall due, sleeping until the next one, and is woken early when a
 // node has something to send.
 func (b *Bus) Run(ctx context.Context) {

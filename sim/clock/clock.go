@@ -8,7 +8,7 @@
 // threads on the runqueue; and every 10 ms of running, the Go runtime preempts the
 // owner goroutine, which, locked to its thread, then sleeps in a futex until
 // another thread hands it back (perf sched_switch, 4 s at 100 % load, 1 Mbit/s:
-// 230 of the owner thread's 237 sleeps), 110 µs to over a millisecond here. At
+// 227 of the owner thread's 237 sleeps), 110 µs to over a millisecond here. At
 // 1 Mbit/s, 250 µs is two frames, and the MCP2515 has two receive buffers: on
 // host time alone the virtual Pi loses frames for the host's sake.
 //
@@ -42,16 +42,16 @@
 //     late. Lateness below that is kept, as a busy kernel's IRQ path would delay
 //     an edge.
 //
-// A removal never takes virtual time below what a model was already advanced to,
-// so time never goes back; nor, after the CPU thread slept, below what the
+// A removal never takes virtual time below what a model was already advanced to or
+// a time handed out by Reach, so time never goes back; nor, after the CPU thread slept, below what the
 // hardware committed to (Commit: the end of an SPI transfer in flight), so a
 // nanosleep through a long transfer is never removed even when no bus event made
 // the bus thread look.
 //
 // The CPU's side takes no lock: an access is a clock read and a few atomics, and
-// gettid and getrusage (did it sleep?) only after a gap longer than StallGrace. A lock
-// the CPU thread had to wait for would park it, the very stall the clock exists to
-// keep out.
+// gettid and getrusage (did it sleep?) only after a gap longer than StallGrace. A
+// lock the CPU thread had to wait for would park it, the very stall the clock
+// exists to keep out.
 package clock
 
 import (
