@@ -157,7 +157,14 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 	}
 	if hw.pi != nil {
 		clk := hw.pi.Clock()
-		defer clk.UnbindCPU()
+		defer func() {
+			clk.UnbindCPU()
+			if s := clk.Stats(); s.CPUStalls+s.BusLate > 0 {
+				log.Info("virtual Pi: host stalls taken out of the board's time",
+					"owner_stalls", s.CPUStalls, "owner_stall_ms", s.CPUStallNs/1e6, "longest_us", s.CPUStallMaxNs/1e3,
+					"bus_late", s.BusLate, "bus_late_ms", s.BusLateNs/1e6)
+			}
+		}()
 		d.Metrics.AddSimClock(func() metrics.SimClock {
 			s := clk.Stats()
 			return metrics.SimClock{CPUStalls: s.CPUStalls, CPUStallNs: s.CPUStallNs, BusLate: s.BusLate, BusLateNs: s.BusLateNs}
