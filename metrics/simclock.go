@@ -14,7 +14,7 @@ type SimClock struct {
 
 var (
 	simStallsDesc = prometheus.NewDesc("cand_sim_host_stalls_total",
-		"Virtual Pi only: host stalls taken out of the board's time; thread=cpu: the owner thread kept off its CPU while running, thread=bus: the simulated bus thread woken late.",
+		"Virtual Pi only: host stalls taken out of the board's time (sim/clock); thread=cpu: the owner thread kept from running (runqueue waits, hypervisor steal, Go runtime parks, wake-ups beyond 50us), thread=bus: the simulated bus thread woken more than 100us late.",
 		[]string{"thread"}, nil)
 	simStallSecondsDesc = prometheus.NewDesc("cand_sim_host_stall_seconds_total",
 		"Virtual Pi only: total host stall time taken out of the board's time, by thread (see cand_sim_host_stalls_total).",
