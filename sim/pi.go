@@ -75,8 +75,12 @@ func New(cfg *config.Config) (*Pi, error) {
 		}
 		// The kernel stamps an edge event with host time. A falling INT wakes
 		// the owner thread if it waits in epoll_wait (sim/clock).
+		// The event is written once the bus's lock is released: the write wakes
+		// the owner thread, which must not find the lock still held.
+		flush := edge.Flush
 		chip.OnINT(func(level bool, at int64) {
-			edge.Edge(level, clk.Host(at))
+			edge.Hold(level, clk.Host(at))
+			bus.AfterUnlock(flush)
 			if !level {
 				clk.Edge()
 			}

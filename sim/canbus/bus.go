@@ -171,6 +171,7 @@ type Bus struct {
 	// wakeFd is the Run thread's eventfd (-1 while Run is not running).
 	wakeFd  int
 	closed  bool
+	flush   func()       // AfterUnlock
 	stopped atomic.Bool  // closed, for Run's lock-free look
 	head    atomic.Int64 // the earliest event's time (math.MaxInt64: none), for the same
 }
@@ -211,7 +212,20 @@ func (b *Bus) Bitrate() uint32 { return b.bitrate }
 func (b *Bus) Lock() { b.mu.Lock() }
 
 // Unlock releases the world lock.
-func (b *Bus) Unlock() { b.mu.Unlock() }
+func (b *Bus) Unlock() {
+	flush := b.flush
+	b.flush = nil
+	b.mu.Unlock()
+	if flush != nil {
+		flush()
+	}
+}
+
+// AfterUnlock makes fn run once, right after the world lock is next released
+// (by Unlock or the Run thread), outside it: for work that wakes another thread
+// which will want the lock (an edge event for the driver). Lock held; one fn
+// at a time (a later call replaces an earlier one).
+func (b *Bus) AfterUnlock(fn func()) { b.flush = fn }
 
 // Bits returns the duration of n bit times in ns (0 on a bus without a wire).
 func (b *Bus) Bits(n int) int64 {
@@ -568,7 +582,7 @@ func (b *Bus) Run(ctx context.Context) {
 				next, have = t.at, true
 			}
 		}
-		b.mu.Unlock()
+		b.Unlock()
 		// Bound, look at the CPU thread at least every IdleLook, so that a
 		// thread idle in epoll_wait is seen waiting (sim/clock).
 		switch d := next - b.clk.Now(); {

@@ -16,7 +16,7 @@ package canbus
 // gets BitError, the receivers BitError), and an error frame follows.
 func (b *Bus) InjectErrors(at int64, n int) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.Unlock()
 	b.errFrom, b.errLeft = at, n
 }
 
@@ -25,7 +25,7 @@ func (b *Bus) InjectErrors(at int64, n int) {
 // exception, in the node), the other nodes see its error flag as a FormError.
 func (b *Bus) NoAck(from, until int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.Unlock()
 	b.noAckFrom, b.noAckTo = from, until
 }
 
@@ -39,7 +39,7 @@ func (b *Bus) NoAck(from, until int64) {
 // start until 11 recessive bits after until.
 func (b *Bus) StuckDominant(from, until int64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.Unlock()
 	b.stuckUntil = until
 	b.Schedule(b.stuckOn, from)
 }

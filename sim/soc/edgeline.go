@@ -35,7 +35,8 @@ type EdgeLine struct {
 	seqno   uint32
 	dropped uint64
 	closed  bool
-	buf     [gpio.EventSize]byte
+	hold    [DefaultEdgeBuffer][gpio.EventSize]byte
+	held    int
 }
 
 // NewEdgeLine makes the line for GPIO offset (idle high, as an open-drain INT with
@@ -85,6 +86,14 @@ func (l *EdgeLine) Dropped() uint64 {
 // Edge records the line's level at time at (CLOCK_MONOTONIC ns) and queues an
 // event if that is an edge being watched. A repeated level is no edge.
 func (l *EdgeLine) Edge(level bool, at int64) {
+	l.Hold(level, at)
+	l.Flush()
+}
+
+// Hold records an edge like Edge but keeps its event until Flush: the writer of
+// the event wakes the reader, which should not find the writer still holding a
+// lock the reader needs.
+func (l *EdgeLine) Hold(level bool, at int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed || level == l.level {
@@ -99,16 +108,35 @@ func (l *EdgeLine) Edge(level bool, at int64) {
 		id = gpio.EventRisingEdge
 	}
 	l.seqno++
-	ev := gpio.Event{TimestampNs: uint64(at), ID: id, Offset: l.offset, Seqno: l.seqno, LineSeqno: l.seqno}
-	ev.Encode(l.buf[:])
-	// TIOCINQ is FIONREAD on Linux: the bytes unread in the pipe.
-	if queued, err := unix.IoctlGetInt(l.w, unix.TIOCINQ); err == nil && queued/gpio.EventSize >= l.buffer {
+	if l.held == len(l.hold) {
 		l.dropped++
 		return
 	}
-	if _, err := unix.Write(l.w, l.buf[:]); err != nil {
-		l.dropped++
+	ev := gpio.Event{TimestampNs: uint64(at), ID: id, Offset: l.offset, Seqno: l.seqno, LineSeqno: l.seqno}
+	ev.Encode(l.hold[l.held][:])
+	l.held++
+}
+
+// Flush writes the held events into the pipe (dropping, and counting, those that
+// would exceed Buffer unread events).
+func (l *EdgeLine) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		l.held = 0
+		return
 	}
+	for i := range l.held {
+		// TIOCINQ is FIONREAD on Linux: the bytes unread in the pipe.
+		if queued, err := unix.IoctlGetInt(l.w, unix.TIOCINQ); err == nil && queued/gpio.EventSize >= l.buffer {
+			l.dropped++
+			continue
+		}
+		if _, err := unix.Write(l.w, l.hold[i][:]); err != nil {
+			l.dropped++
+		}
+	}
+	l.held = 0
 }
 
 // Close closes both ends of the pipe. Later edges are ignored.
