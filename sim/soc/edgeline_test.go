@@ -92,3 +92,32 @@ func TestEdgeLineOverflow(t *testing.T) {
 	}
 	l.Edge(true, 2000) // ignored after Close
 }
+
+// Hold records an edge without writing its event; Flush writes the held events
+// in order, once.
+func TestEdgeLineHoldFlush(t *testing.T) {
+	l, err := soc.NewEdgeLine(25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.WatchRising(true)
+	l.Hold(false, 100)
+	l.Hold(true, 200)
+	if evs := readEvents(t, l.Fd()); len(evs) != 0 {
+		t.Fatalf("events before Flush: %+v", evs)
+	}
+	if !l.Level() {
+		t.Error("Level is low after a held rising edge; want the latest level, high")
+	}
+	l.Flush()
+	evs := readEvents(t, l.Fd())
+	if len(evs) != 2 || evs[0].ID != gpio.EventFallingEdge || evs[0].TimestampNs != 100 || evs[0].Seqno != 1 ||
+		evs[1].ID != gpio.EventRisingEdge || evs[1].TimestampNs != 200 || evs[1].Seqno != 2 {
+		t.Fatalf("after Flush: %+v, want falling at 100 (seq 1), rising at 200 (seq 2)", evs)
+	}
+	l.Flush()
+	if evs := readEvents(t, l.Fd()); len(evs) != 0 {
+		t.Fatalf("a second Flush wrote %+v", evs)
+	}
+}
