@@ -663,7 +663,7 @@ controllers:
 		t.Fatalf("bus-off %d, tx dropped %d, bus state %d; want 1, 1, 0", m.BusOffs.Load(), m.TXDropped.Load(), m.BusState.Load())
 	}
 	// Once the bus is free again, cand bridges: a new frame is sent and answered.
-	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Now() > stuckUntil })
+	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
 	g := can.Frame{ID: 0x200, Length: 2, Data: can.Data{7, 7}}
 	r.write(0, g)
 	want := g
@@ -868,8 +868,10 @@ controllers:
       peers:
         - {kind: answer, name: echo, id_offset: 1}
 `)
-	now := r.pi.Clock().Reach()
-	r.pi.Node(0).Bus.StuckDominant(now, now+int64(200*time.Millisecond))
+	clk := r.pi.Clock()
+	now := clk.Reach()
+	stuckUntil := now + int64(200*time.Millisecond)
+	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	for {
 		f, k, err := r.read(0, 5*time.Second)
@@ -885,7 +887,9 @@ controllers:
 	if f, k, err := r.read(0, 300*time.Millisecond); err == nil {
 		t.Fatalf("while bus-off without restart_ms: %v frame %v", k, f)
 	}
-	// What `kill -USR1 $(pidof cand)` does.
+	// What `kill -USR1 $(pidof cand)` does, once the bus is free again (on the
+	// virtual Pi's clock, which runs slower than the host's on a busy machine).
+	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
 	if err := unix.Kill(unix.Getpid(), unix.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}

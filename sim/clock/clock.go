@@ -32,9 +32,11 @@
 //     that gap: then the hardware's time passed, and the gap, wake-up latency
 //     included, is the board's. The first StallGrace of every gap is always the
 //     driver's own time.
-//   - An INT edge that wakes the waiting CPU thread (Edge) ends the wait: from
-//     then on the bus thread leaves time to the CPU thread, and its first access
-//     removes all but WakeGrace of the wake-up (a thread on a core of its own runs
+//   - An INT edge that wakes the waiting CPU thread (Edge) ends the wait, and so
+//     does a look (every WaitRecheck while it waits) that finds it runnable again
+//     (woken by its socket or a timeout): from then on the bus thread leaves time
+//     to the CPU thread, and its first access removes all but WakeGrace of the
+//     wake-up (a thread on a core of its own runs
 //     that soon after its IRQ; on this VM an epoll wake-up took up to 2 ms in
 //     noisy stretches, and frames were lost behind it).
 //   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
@@ -88,6 +90,10 @@ const (
 	// that soon after its IRQ (two wake-ups: the GPIO IRQ thread, then the
 	// epoll waiter). The rest of the wake-up is a host stall.
 	WakeGrace = int64(50 * time.Microsecond)
+	// WaitRecheck is how long a bus thread trusts having seen the CPU thread
+	// waiting: then it looks again, and a thread found runnable (woken by its
+	// socket or a timeout, not by an INT edge) has ended its wait about then.
+	WaitRecheck = int64(500 * time.Microsecond)
 	// MaxPark is the longest a CPU thread parked in a futex holds the bus's time.
 	MaxPark = int64(time.Second)
 )
@@ -105,16 +111,17 @@ type Stats struct {
 
 // Clock is one virtual Pi's time base. The zero value is not usable; use New.
 type Clock struct {
-	off     atomic.Int64 // ns removed so far: virtual = host - off
-	reached atomic.Int64 // latest virtual time a model was advanced to: no removal goes below
-	commit  atomic.Int64 // virtual time the hardware committed to (an SPI transfer's end)
-	lastAcc atomic.Int64 // host ns of the CPU's last register access
-	tid     atomic.Int64 // the bound CPU thread (0: unbound)
-	statFd  atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
-	sysFd   atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
-	waiting atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
-	wokeFor atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
-	wokeAt  atomic.Int64 // host time of that edge
+	off      atomic.Int64 // ns removed so far: virtual = host - off
+	reached  atomic.Int64 // latest virtual time a model was advanced to: no removal goes below
+	commit   atomic.Int64 // virtual time the hardware committed to (an SPI transfer's end)
+	lastAcc  atomic.Int64 // host ns of the CPU's last register access
+	tid      atomic.Int64 // the bound CPU thread (0: unbound)
+	statFd   atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
+	sysFd    atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
+	waiting  atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
+	wokeFor  atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
+	wokeAt   atomic.Int64 // host time of that edge
+	waitSeen atomic.Int64 // host time of the last look that saw it waiting
 
 	h host
 
@@ -316,25 +323,29 @@ func (c *Clock) CPURunning() bool {
 	now := c.h.now()
 	age := now - last
 	woke := c.wokeFor.Load() == last
+	waiting := c.waiting.Load() == last
 	switch {
 	case age < Active:
 		return true
 	case woke && now-c.wokeAt.Load() < Recheck:
 		return true // an INT edge is waking it
-	case c.waiting.Load() == last && !woke:
-		return false // seen waiting since its last access
+	case waiting && !woke && now-c.waitSeen.Load() < WaitRecheck:
+		return false // seen waiting since its last access, lately
 	}
-	switch c.h.look(c) {
-	case 'R':
-		return true // running, runnable (also: woken, not yet run)
-	case 'F':
-		if age < MaxPark {
-			return true
+	st := c.h.look(c)
+	if st == 'R' || st == 'F' && age < MaxPark {
+		if waiting && !woke {
+			// Woken by something other than an INT edge (its socket, a
+			// timeout) and not yet run: the wait ended about now.
+			c.wokeAt.Store(now)
+			c.wokeFor.Store(last)
 		}
+		return true // running, runnable, or parked by the Go runtime
 	}
 	if woke {
 		c.wokeFor.Store(0) // asleep again without touching a register
 	}
+	c.waitSeen.Store(now)
 	c.waiting.Store(last)
 	return false
 }

@@ -361,3 +361,36 @@ func TestReachIsAFloor(t *testing.T) {
 		t.Fatalf("after a stall, virtual %d < the time handed out %d", v, at)
 	}
 }
+
+// A waiting CPU thread woken by something else than an INT edge (its socket) is
+// found runnable by a look after WaitRecheck: its wait ends then, and what the
+// host takes beyond WakeGrace to run it is removed.
+func TestWaitEndsWhenFoundRunnable(t *testing.T) {
+	c, s := bound(t)
+	start := s.now
+	s.now += 100 * us
+	s.state = 'S'
+	if c.CPURunning() {
+		t.Fatal("CPURunning true while it waits")
+	}
+	looks := s.looks
+	s.state = 'R' // woken by the socket, kept off its CPU
+	s.now += WaitRecheck - 1
+	if c.CPURunning() || s.looks != looks {
+		t.Fatal("a wait seen less than WaitRecheck ago was looked at again")
+	}
+	s.now += 1
+	seen := s.now
+	if !c.CPURunning() {
+		t.Fatal("found runnable after WaitRecheck: CPURunning false, want true")
+	}
+	s.nvcsw++
+	s.now += 2 * int64(time.Millisecond)
+	want := seen - start + WakeGrace
+	if v := c.Access(); v != start+want {
+		t.Fatalf("virtual = start+%d µs, want start+%d µs (the wait, then WakeGrace)", (v-start)/us, want/us)
+	}
+	if st := c.Stats(); st.CPUWakes != 1 {
+		t.Errorf("stats %+v, want one slow wake-up", st)
+	}
+}
