@@ -607,31 +607,44 @@ controllers:
 	}
 }
 
-// Bus-off and restart: a bus stuck dominant drives cand's TEC past 255 while it
-// tries to send. cand reports the state changes ending in CAN_ERR_BUSOFF, holds the
-// controller off the bus, restarts it restart_ms later (CAN_ERR_RESTARTED), drops
-// and counts the frame that was loaded, and then bridges again.
-func TestBusOffAndRestart(t *testing.T) {
-	r := startRig(t, `
+// busOffRig starts cand with restart_ms and an answering peer, sticks the bus
+// dominant for 200 ms and writes 123#01, so that cand's TEC climbs to bus-off.
+// The bus stays stuck long enough for the frame to be pending in the chip even if
+// the owner thread is slow to load it (busy CI machine). busFree waits for the
+// end of the stuck bus on the virtual Pi's clock (sim/clock), which runs slower
+// than the host's on a busy machine; Reach, because a time taken with Now could
+// later fall back into the stuck window.
+func busOffRig(t *testing.T, restartMs int) (r *rig, busFree func()) {
+	t.Helper()
+	r = startRig(t, fmt.Sprintf(`
 hardware: {backend: sim}
 realtime: {priority: 0, mlockall: false}
 controllers:
   - name: sim0
     bitrate: 500000
-    restart_ms: 50
+    restart_ms: %d
     interface: {name: vcan0}
     sim:
       peers:
         - {kind: answer, name: echo, id_offset: 1}
-`)
-	// The bus stays stuck long enough for the frame to be pending in the chip
-	// even if the owner thread is slow to load it (busy CI machine). Times are
-	// the virtual Pi's (sim/clock).
+`, restartMs))
 	clk := r.pi.Clock()
 	now := clk.Reach()
 	stuckUntil := now + int64(200*time.Millisecond)
 	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	return r, func() {
+		t.Helper()
+		waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
+	}
+}
+
+// Bus-off and restart: a bus stuck dominant drives cand's TEC past 255 while it
+// tries to send. cand reports the state changes ending in CAN_ERR_BUSOFF, holds the
+// controller off the bus, restarts it restart_ms later (CAN_ERR_RESTARTED), drops
+// and counts the frame that was loaded, and then bridges again.
+func TestBusOffAndRestart(t *testing.T) {
+	r, busFree := busOffRig(t, 50)
 	var classes []uint32
 	for {
 		f, k, err := r.read(0, 5*time.Second)
@@ -663,7 +676,7 @@ controllers:
 		t.Fatalf("bus-off %d, tx dropped %d, bus state %d; want 1, 1, 0", m.BusOffs.Load(), m.TXDropped.Load(), m.BusState.Load())
 	}
 	// Once the bus is free again, cand bridges: a new frame is sent and answered.
-	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
+	busFree()
 	g := can.Frame{ID: 0x200, Length: 2, Data: can.Data{7, 7}}
 	r.write(0, g)
 	want := g
@@ -856,23 +869,7 @@ controllers:
 // Bus-off with restart_ms 0: the controller stays off the bus until a manual
 // restart (SIGUSR1 calls Owner.Restart), then reports CAN_ERR_RESTARTED and bridges.
 func TestBusOffManualRestart(t *testing.T) {
-	r := startRig(t, `
-hardware: {backend: sim}
-realtime: {priority: 0, mlockall: false}
-controllers:
-  - name: sim0
-    bitrate: 500000
-    restart_ms: 0
-    interface: {name: vcan0}
-    sim:
-      peers:
-        - {kind: answer, name: echo, id_offset: 1}
-`)
-	clk := r.pi.Clock()
-	now := clk.Reach()
-	stuckUntil := now + int64(200*time.Millisecond)
-	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
-	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
+	r, busFree := busOffRig(t, 0)
 	for {
 		f, k, err := r.read(0, 5*time.Second)
 		if err != nil || k != socketcan.FrameError {
@@ -887,9 +884,8 @@ controllers:
 	if f, k, err := r.read(0, 300*time.Millisecond); err == nil {
 		t.Fatalf("while bus-off without restart_ms: %v frame %v", k, f)
 	}
-	// What `kill -USR1 $(pidof cand)` does, once the bus is free again (on the
-	// virtual Pi's clock, which runs slower than the host's on a busy machine).
-	waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
+	// What `kill -USR1 $(pidof cand)` does, once the bus is free again.
+	busFree()
 	if err := unix.Kill(unix.Getpid(), unix.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}

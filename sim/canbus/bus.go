@@ -169,11 +169,10 @@ type Bus struct {
 	clk *clock.Clock
 
 	// wakeFd is the Run thread's eventfd (-1 while Run is not running).
-	wakeFd  int
-	closed  bool
-	flush   func()       // AfterUnlock
-	stopped atomic.Bool  // closed, for Run's lock-free look
-	head    atomic.Int64 // the earliest event's time (math.MaxInt64: none), for the same
+	wakeFd int
+	flush  func()       // AfterUnlock
+	closed atomic.Bool  // Close was called; read by Run without the lock
+	head   atomic.Int64 // the earliest event's time (math.MaxInt64: none), for the same
 }
 
 // New returns a bus at bitrate bit/s on host time. bitrate 0 is a bus without a
@@ -551,7 +550,7 @@ func (b *Bus) Run(ctx context.Context) {
 		unix.Read(fd, drain[:])
 	}
 	for {
-		if b.stopped.Load() {
+		if b.closed.Load() {
 			return
 		}
 		if b.clk.CPURunning() {
@@ -567,22 +566,17 @@ func (b *Bus) Run(ctx context.Context) {
 			continue
 		}
 		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			return
-		}
-		next, have := int64(0), false
-		if b.holds == 0 {
+		held := b.holds > 0 // Release pokes
+		if !held {
 			if t := b.q.peek(); t != nil && t.at <= b.clk.Now() {
 				b.AdvanceTo(b.clk.BusTime(t.at))
 			} else if !b.clk.Bound() {
 				b.AdvanceTo(b.clk.Now())
 			}
-			if t := b.q.peek(); t != nil {
-				next, have = t.at, true
-			}
 		}
 		b.Unlock()
+		next := b.head.Load()
+		have := !held && next != math.MaxInt64
 		// Bound, look at the CPU thread at least every IdleLook, so that a
 		// thread idle in epoll_wait is seen waiting (sim/clock).
 		switch d := next - b.clk.Now(); {
@@ -600,9 +594,7 @@ func (b *Bus) Run(ctx context.Context) {
 func (b *Bus) Close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.closed {
-		b.closed = true
-		b.stopped.Store(true)
+	if !b.closed.Swap(true) {
 		b.poke()
 	}
 }
