@@ -6,7 +6,6 @@ import (
 	"go.einride.tech/can"
 
 	"cand/config"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/sim/canbus"
 	"cand/sim/mcpchip"
@@ -65,9 +64,13 @@ func (r *rig) resetCounts()                { r.xfers, r.bytes = 0, 0 }
 
 func newRig(t *testing.T, bitrate uint32) *rig {
 	t.Helper()
-	r := &rig{t: t, now: mono.Now() + 1e6, byteNs: 900, bitNs: int64(1e9 / bitrate)}
+	r := &rig{t: t, byteNs: 900, bitNs: int64(1e9 / bitrate)}
 	r.bus = canbus.New(bitrate)
 	r.chip = mcpchip.New(16_000_000, r.bus)
+	// The virtual clock starts 1 ms after the chip powered on (its oscillator
+	// start-up takes 8 µs): taken before New, a slow machine (qemu-arm) could
+	// start it inside the start-up time, when the chip does not answer yet.
+	r.now = r.bus.Clock().Now() + 1e6
 	peer, err := canbus.NewPeer(r.bus, config.SimPeer{Kind: config.PeerAnswer, Name: "sender", IDOffset: 1})
 	if err != nil {
 		t.Fatal(err)
