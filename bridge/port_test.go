@@ -7,7 +7,6 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
-	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
 	"cand/mcp2515"
@@ -52,7 +51,7 @@ func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 	s := soc.New(400_000_000, bcm2835.SoCBCM2837)
 	r.bus = canbus.New(500_000)
 	r.chip = mcpchip.New(16_000_000, r.bus)
-	peer, err := canbus.NewPeer(r.bus, config.SimPeer{Kind: config.PeerAnswer, Name: "echo", IDOffset: 1})
+	peer, err := canbus.NewPeer(r.bus, canbus.PeerSpec{Kind: canbus.PeerAnswer, Name: "echo", IDOffset: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

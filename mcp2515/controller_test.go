@@ -5,7 +5,6 @@ import (
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/mcp2515"
 	"cand/sim/canbus"
 	"cand/sim/mcpchip"
@@ -71,7 +70,7 @@ func newRig(t *testing.T, bitrate uint32) *rig {
 	// start-up takes 8 µs): taken before New, a slow machine (qemu-arm) could
 	// start it inside the start-up time, when the chip does not answer yet.
 	r.now = r.bus.Clock().Now() + 1e6
-	peer, err := canbus.NewPeer(r.bus, config.SimPeer{Kind: config.PeerAnswer, Name: "sender", IDOffset: 1})
+	peer, err := canbus.NewPeer(r.bus, canbus.PeerSpec{Kind: canbus.PeerAnswer, Name: "sender", IDOffset: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

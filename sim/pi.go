@@ -85,13 +85,9 @@ func New(cfg *config.Config) (*Pi, error) {
 				clk.Edge()
 			}
 		})
-		var peers []*canbus.Peer
-		for _, sp := range cc.Sim.Peers {
-			peer, err := canbus.NewPeer(bus, sp)
-			if err != nil {
-				return nil, fmt.Errorf("sim: controller %s: peer %s: %w", cc.Name, sp.Name, err)
-			}
-			peers = append(peers, peer)
+		peers, err := newPeers(bus, cc.Sim.Peers)
+		if err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
 		}
 		p.buses = append(p.buses, bus)
 		p.chips = append(p.chips, chip)

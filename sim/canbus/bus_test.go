@@ -7,7 +7,6 @@ import (
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/internal/mono"
 )
 
@@ -15,7 +14,7 @@ const t0 = int64(1_000_000_000_000)
 
 func u8(v uint8) *uint8 { return &v }
 
-func newPeer(t *testing.T, b *Bus, c config.SimPeer) *Peer {
+func newPeer(t *testing.T, b *Bus, c PeerSpec) *Peer {
 	t.Helper()
 	p, err := NewPeer(b, c)
 	if err != nil {
@@ -27,7 +26,7 @@ func newPeer(t *testing.T, b *Bus, c config.SimPeer) *Peer {
 // listener is a periodic peer that is never started: it ACKs, logs, and sends only
 // what a test gives it (Send).
 func listener(t *testing.T, b *Bus) *Peer {
-	return newPeer(t, b, config.SimPeer{Kind: config.PeerPeriodic, Name: "rx", IDs: []uint32{0x7FF}})
+	return newPeer(t, b, PeerSpec{Kind: PeerPeriodic, Name: "rx", IDs: []uint32{0x7FF}})
 }
 
 func record(b *Bus) *[]Event {
@@ -46,7 +45,7 @@ func TestPacingExactBits(t *testing.T) {
 	const rate = 500_000
 	b := New(rate)
 	rx := listener(t, b)
-	ld := newPeer(t, b, config.SimPeer{Kind: config.PeerLoad, Name: "load", IDs: []uint32{0x100, 0x001, 0x7F0}, DLC: u8(8), LoadPercent: 100})
+	ld := newPeer(t, b, PeerSpec{Kind: PeerLoad, Name: "load", IDs: []uint32{0x100, 0x001, 0x7F0}, DLC: u8(8), LoadPercent: 100})
 	evs := record(b)
 	advance(b, t0)
 	ld.Start(t0)
@@ -105,7 +104,7 @@ func TestPacingExactBits(t *testing.T) {
 func TestLoadPercent(t *testing.T) {
 	b := New(1_000_000)
 	listener(t, b)
-	ld := newPeer(t, b, config.SimPeer{Kind: config.PeerLoad, Name: "load", IDs: []uint32{0x10}, DLC: u8(8), LoadPercent: 25})
+	ld := newPeer(t, b, PeerSpec{Kind: PeerLoad, Name: "load", IDs: []uint32{0x10}, DLC: u8(8), LoadPercent: 25})
 	advance(b, t0)
 	ld.Start(t0)
 	advance(b, t0+100_000_000)
@@ -191,8 +190,8 @@ func TestNoAckAlone(t *testing.T) {
 
 func TestAnswerAndPeriodic(t *testing.T) {
 	b := New(500_000)
-	per := newPeer(t, b, config.SimPeer{Kind: config.PeerPeriodic, Name: "per", IDs: []uint32{0x10, 0x20}, DLC: u8(4), Period: config.Duration(time.Millisecond)})
-	ans := newPeer(t, b, config.SimPeer{Kind: config.PeerAnswer, Name: "ans", IDOffset: 0x100})
+	per := newPeer(t, b, PeerSpec{Kind: PeerPeriodic, Name: "per", IDs: []uint32{0x10, 0x20}, DLC: u8(4), Period: time.Millisecond})
+	ans := newPeer(t, b, PeerSpec{Kind: PeerAnswer, Name: "ans", IDOffset: 0x100})
 	advance(b, t0)
 	per.Start(t0)
 	advance(b, t0+3_500_000)
@@ -294,7 +293,7 @@ func TestRunRealTime(t *testing.T) {
 	}
 	b := New(1_000_000)
 	rx := listener(t, b)
-	per := newPeer(t, b, config.SimPeer{Kind: config.PeerPeriodic, Name: "per", IDs: []uint32{0x1}, Period: config.Duration(time.Millisecond)})
+	per := newPeer(t, b, PeerSpec{Kind: PeerPeriodic, Name: "per", IDs: []uint32{0x1}, Period: time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
@@ -320,7 +319,7 @@ func TestRunRealTime(t *testing.T) {
 func TestAdvanceNoAlloc(t *testing.T) {
 	b := New(1_000_000)
 	listener(t, b)
-	ld := newPeer(t, b, config.SimPeer{Kind: config.PeerLoad, Name: "load", IDs: []uint32{0x10}, LoadPercent: 100})
+	ld := newPeer(t, b, PeerSpec{Kind: PeerLoad, Name: "load", IDs: []uint32{0x10}, LoadPercent: 100})
 	advance(b, t0)
 	ld.Start(t0)
 	at := t0
@@ -328,5 +327,18 @@ func TestAdvanceNoAlloc(t *testing.T) {
 	defer b.Unlock()
 	if n := testing.AllocsPerRun(1000, func() { at += 100_000; b.AdvanceTo(at) }); n != 0 {
 		t.Fatalf("AdvanceTo allocates %v per frame", n)
+	}
+}
+
+func TestPeerKindNames(t *testing.T) {
+	for k, want := range map[PeerKind]string{PeerPeriodic: "periodic", PeerAnswer: "answer", PeerLoad: "load", 0: "PeerKind(0)", 9: "PeerKind(9)"} {
+		if got := k.String(); got != want {
+			t.Errorf("PeerKind(%d).String() = %q, want %q", uint8(k), got, want)
+		}
+	}
+	_, err := NewPeer(New(500_000), PeerSpec{Name: "z"})
+	const want = `sim peer "z": unknown kind "PeerKind(0)": use periodic, answer or load`
+	if err == nil || err.Error() != want {
+		t.Errorf("NewPeer(no kind) error = %v, want %s", err, want)
 	}
 }

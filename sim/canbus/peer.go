@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.einride.tech/can"
-
-	"cand/config"
 )
 
 // LogSize is the number of frames a peer's log keeps (a ring: the newest win).
@@ -30,7 +28,38 @@ type PeerStats struct {
 	Dropped            uint64 // frames not queued because the TX queue was full
 }
 
-// Peer is a simulated CAN node built from config.SimPeer:
+// PeerKind selects a peer's behaviour (see Peer).
+type PeerKind uint8
+
+const (
+	PeerPeriodic PeerKind = iota + 1 // sends frames with a counter every Period
+	PeerAnswer                       // answers each received data frame: same data, ID + IDOffset
+	PeerLoad                         // keeps the bus busy LoadPercent of the time
+)
+
+var peerKindNames = [...]string{"", "periodic", "answer", "load"}
+
+func (k PeerKind) String() string {
+	if k > 0 && int(k) < len(peerKindNames) {
+		return peerKindNames[k]
+	}
+	return fmt.Sprintf("PeerKind(%d)", uint8(k))
+}
+
+// PeerSpec describes one peer. Zero fields take the defaults below.
+type PeerSpec struct {
+	Kind     PeerKind
+	Name     string
+	IDs      []uint32      // periodic/load: IDs sent in turn, at least one
+	Extended bool          // periodic/load: IDs are 29-bit, else 11-bit
+	Period   time.Duration // periodic: default 100ms, not negative
+	DLC      *uint8        // periodic/load: 0..8, nil: 8
+	IDOffset uint32        // answer: added to the received ID, 0: 1
+	// LoadPercent is a load peer's share of bus time, 1..100.
+	LoadPercent float64
+}
+
+// Peer is a simulated CAN node built from a PeerSpec:
 //   - periodic: every Period it queues one frame, the IDs in turn, data = Payload(n, DLC);
 //   - answer: each received data frame is answered with the same IDE, DLC and data and
 //     ID + IDOffset (wrapping within 11 or 29 bits); remote frames are not answered;
@@ -43,7 +72,7 @@ type PeerStats struct {
 // retransmits until it succeeds.
 type Peer struct {
 	bus      *Bus
-	cfg      config.SimPeer
+	spec     PeerSpec
 	dlc      uint8
 	period   int64
 	idOffset uint32
@@ -61,8 +90,8 @@ type Peer struct {
 }
 
 // NewPeer builds a peer from c and attaches it to b; Start begins its traffic.
-func NewPeer(b *Bus, c config.SimPeer) (*Peer, error) {
-	p := &Peer{bus: b, cfg: c, dlc: 8, idOffset: c.IDOffset, period: int64(c.Period.D())}
+func NewPeer(b *Bus, c PeerSpec) (*Peer, error) {
+	p := &Peer{bus: b, spec: c, dlc: 8, idOffset: c.IDOffset, period: int64(c.Period)}
 	if c.DLC != nil {
 		if *c.DLC > 8 {
 			return nil, fmt.Errorf("sim peer %q: dlc %d is out of range: use 0..8", c.Name, *c.DLC)
@@ -70,25 +99,25 @@ func NewPeer(b *Bus, c config.SimPeer) (*Peer, error) {
 		p.dlc = *c.DLC
 	}
 	switch c.Kind {
-	case config.PeerPeriodic:
+	case PeerPeriodic:
 		if p.period == 0 {
 			p.period = int64(100 * time.Millisecond)
 		}
 		if p.period < 0 {
-			return nil, fmt.Errorf("sim peer %q: period %v is negative: use a positive duration", c.Name, c.Period.D())
+			return nil, fmt.Errorf("sim peer %q: period %v is negative: use a positive duration", c.Name, c.Period)
 		}
-	case config.PeerAnswer:
+	case PeerAnswer:
 		if p.idOffset == 0 {
 			p.idOffset = 1
 		}
-	case config.PeerLoad:
+	case PeerLoad:
 		if c.LoadPercent <= 0 || c.LoadPercent > 100 {
 			return nil, fmt.Errorf("sim peer %q: load_percent %v is out of range: use 1..100", c.Name, c.LoadPercent)
 		}
 	default:
 		return nil, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer or load", c.Name, c.Kind)
 	}
-	if c.Kind != config.PeerAnswer && len(c.IDs) == 0 {
+	if c.Kind != PeerAnswer && len(c.IDs) == 0 {
 		return nil, fmt.Errorf("sim peer %q: kind %s needs at least one id in ids", c.Name, c.Kind)
 	}
 	max := uint32(can.MaxID)
@@ -106,8 +135,8 @@ func NewPeer(b *Bus, c config.SimPeer) (*Peer, error) {
 	return p, nil
 }
 
-// Name is the peer's configured name.
-func (p *Peer) Name() string { return p.cfg.Name }
+// Name is the peer's name (PeerSpec.Name).
+func (p *Peer) Name() string { return p.spec.Name }
 
 // Start begins the peer's own traffic at time at (periodic: first frame at at; load:
 // first frame pending at at). It takes the lock.
@@ -118,7 +147,7 @@ func (p *Peer) Start(at int64) {
 		return
 	}
 	p.start = true
-	if p.cfg.Kind == config.PeerPeriodic || p.cfg.Kind == config.PeerLoad {
+	if p.spec.Kind == PeerPeriodic || p.spec.Kind == PeerLoad {
 		p.bus.Schedule(p.timer, at)
 	}
 }
@@ -183,16 +212,16 @@ func (p *Peer) enqueue(f can.Frame, at int64) bool {
 
 // generate builds the next own frame (periodic, load).
 func (p *Peer) generate() can.Frame {
-	id := p.cfg.IDs[p.nextID%len(p.cfg.IDs)]
+	id := p.spec.IDs[p.nextID%len(p.spec.IDs)]
 	p.nextID++
-	f := can.Frame{ID: id, Length: p.dlc, IsExtended: p.cfg.Extended, Data: Payload(p.n, p.dlc)}
+	f := can.Frame{ID: id, Length: p.dlc, IsExtended: p.spec.Extended, Data: Payload(p.n, p.dlc)}
 	p.n++
 	return f
 }
 
 func (p *Peer) tick(at int64) {
 	p.enqueue(p.generate(), at)
-	if p.cfg.Kind == config.PeerPeriodic {
+	if p.spec.Kind == PeerPeriodic {
 		p.bus.Schedule(p.timer, at+p.period)
 	}
 }
@@ -218,8 +247,8 @@ func (p *Peer) TxDone(at int64) {
 	p.qn--
 	p.st.Sent++
 	p.record(f, at, true)
-	if p.cfg.Kind == config.PeerLoad {
-		pct := p.cfg.LoadPercent
+	if p.spec.Kind == PeerLoad {
+		pct := p.spec.LoadPercent
 		if pct >= 100 {
 			p.enqueue(p.generate(), at)
 			return
@@ -236,7 +265,7 @@ func (p *Peer) TxError(e ErrorKind, at int64) { p.st.TxErrors++ }
 func (p *Peer) Receive(f can.Frame, at int64) {
 	p.st.Received++
 	p.record(f, at, false)
-	if p.cfg.Kind == config.PeerAnswer && !f.IsRemote {
+	if p.spec.Kind == PeerAnswer && !f.IsRemote {
 		r := f
 		if r.IsExtended {
 			r.ID = (r.ID + p.idOffset) & can.MaxExtendedID

@@ -6,7 +6,6 @@ import (
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/mcp2515"
 	"cand/sim/canbus"
 )
@@ -162,7 +161,7 @@ func TestFiltersAndMasks(t *testing.T) {
 }
 
 // busRig is a chip at 500 kbit/s on a bus with peers.
-func busRig(t *testing.T, peers ...config.SimPeer) (*rig, *canbus.Bus, []*canbus.Peer) {
+func busRig(t *testing.T, peers ...canbus.PeerSpec) (*rig, *canbus.Bus, []*canbus.Peer) {
 	t.Helper()
 	b := canbus.New(500_000)
 	var ps []*canbus.Peer
@@ -177,8 +176,8 @@ func busRig(t *testing.T, peers ...config.SimPeer) (*rig, *canbus.Bus, []*canbus
 	return r, b, ps
 }
 
-func listener(name string) config.SimPeer {
-	return config.SimPeer{Kind: config.PeerPeriodic, Name: name, IDs: []uint32{0x7FF}}
+func listener(name string) canbus.PeerSpec {
+	return canbus.PeerSpec{Kind: canbus.PeerPeriodic, Name: name, IDs: []uint32{0x7FF}}
 }
 
 func TestRolloverAndOverflow(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/sim/canbus"
@@ -22,7 +21,7 @@ func TestRealTimeINT(t *testing.T) {
 		t.Skip("real time")
 	}
 	b := canbus.New(500_000)
-	per, err := canbus.NewPeer(b, config.SimPeer{Kind: config.PeerPeriodic, Name: "per", IDs: []uint32{0x10, 0x11}, Period: config.Duration(20 * time.Millisecond), DLC: u8(8)})
+	per, err := canbus.NewPeer(b, canbus.PeerSpec{Kind: canbus.PeerPeriodic, Name: "per", IDs: []uint32{0x10, 0x11}, Period: 20 * time.Millisecond, DLC: u8(8)})
 	if err != nil {
 		t.Fatal(err)
 	}
