@@ -52,14 +52,7 @@ func (b *Bus) stuckStart(at int64) {
 		b.Cancel(b.ack)
 		b.Cancel(b.eof)
 		b.Cancel(b.errT)
-		tx := b.cur.tx
-		b.stats.Errors++
-		b.nodes[tx].n.TxError(BitError, at)
-		for i := range b.nodes {
-			if i != tx {
-				b.nodes[i].n.RxError(BitError, at)
-			}
-		}
+		b.destroy(BitError, BitError, at)
 		b.stats.BusyNs += at - b.cur.sof
 		b.cur.tx = -1
 	}

@@ -110,6 +110,16 @@ func (b *Bus) injectedError(at int64) { b.errorFrame(b.errKind, b.errKind, at) }
 // delimiter (8) and intermission (3) follow.
 func (b *Bus) errorFrame(txErr, rxErr ErrorKind, at int64) {
 	tx := b.cur.tx
+	b.destroy(txErr, rxErr, at)
+	b.emit(Event{Kind: EvError, At: at, Frame: b.cur.f, From: tx, Err: txErr})
+	b.finish(at + b.Bits(errorBits+ifsBits))
+	b.goRecessive(at + b.Bits(6))
+}
+
+// destroy counts an error in the current frame: its transmitter gets txErr, every
+// other node rxErr.
+func (b *Bus) destroy(txErr, rxErr ErrorKind, at int64) {
+	tx := b.cur.tx
 	b.stats.Errors++
 	b.nodes[tx].n.TxError(txErr, at)
 	for i := range b.nodes {
@@ -117,9 +127,6 @@ func (b *Bus) errorFrame(txErr, rxErr ErrorKind, at int64) {
 			b.nodes[i].n.RxError(rxErr, at)
 		}
 	}
-	b.emit(Event{Kind: EvError, At: at, Frame: b.cur.f, From: tx, Err: txErr})
-	b.finish(at + b.Bits(errorBits+ifsBits))
-	b.goRecessive(at + b.Bits(6))
 }
 
 // finish ends the current frame: the bus is busy until idle, then the next SOF.
