@@ -2,15 +2,13 @@
 //
 // A Raspberry Pi that runs cand well gives the owner thread a core of its own
 // (isolcpus, SCHED_FIFO): nothing takes that core away for hundreds of
-// microseconds. The machines the virtual Pi runs on do. On a shared 2-vCPU VM a
-// thread that only spins is kept off its CPU for more than 200 µs about once a
-// second (hypervisor steal, host interrupts), more often with the simulator's own
-// threads on the runqueue; and every 10 ms of running, the Go runtime preempts the
-// owner goroutine, which, locked to its thread, then sleeps in a futex until
-// another thread hands it back (perf sched_switch, 4 s at 100 % load, 1 Mbit/s:
-// 227 of the owner thread's 237 sleeps), 110 µs to over a millisecond here. At
-// 1 Mbit/s, 250 µs is two frames, and the MCP2515 has two receive buffers: on
-// host time alone the virtual Pi loses frames for the host's sake.
+// microseconds. The machines the virtual Pi runs on do: a shared VM keeps a
+// thread that only spins off its CPU now and then (hypervisor steal, host
+// interrupts, the simulator's own threads on the runqueue), and every 10 ms of
+// running the Go runtime preempts the owner goroutine, which, locked to its
+// thread, then sleeps in a futex until another thread hands it back. At 1 Mbit/s,
+// 250 µs is two frames, and the MCP2515 has two receive buffers: on host time
+// alone the virtual Pi would lose frames for the host's sake.
 //
 // A Clock is host CLOCK_MONOTONIC minus the time the host kept the simulated CPU
 // from running. Unbound, it is host time exactly. Once the thread that plays the
@@ -36,35 +34,36 @@
 //     does a look (every WaitRecheck while it waits) that finds it runnable again
 //     (woken by its socket or a timeout): from then on the bus thread leaves time
 //     to the CPU thread, and its first access removes all but WakeGrace of the
-//     wake-up (a thread on a core of its own runs
-//     that soon after its IRQ; on this VM an epoll wake-up took up to 2 ms in
-//     noisy stretches, and frames were lost behind it).
+//     wake-up: a thread on a core of its own runs that soon after its IRQ, while
+//     on a busy VM an epoll wake-up can take milliseconds.
 //   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
 //     after its event was due removes the excess (BusTime): a real bus is never
 //     late. Lateness below that is kept, as a busy kernel's IRQ path would delay
 //     an edge.
 //
 // A removal never takes virtual time below what a model was already advanced to or
-// a time handed out by Reach, so time never goes back; nor, after the CPU thread slept, below what the
-// hardware committed to (Commit: the end of an SPI transfer in flight), so a
-// nanosleep through a long transfer is never removed even when no bus event made
-// the bus thread look.
+// a time handed out by Reach, so time never goes back; nor, after the CPU thread
+// slept, below what the hardware committed to (Commit: the end of an SPI transfer
+// in flight), so a nanosleep through a long transfer is never removed even when no
+// bus event made the bus thread look.
 //
 // The CPU's side takes no lock: an access is a clock read and a few atomics, and
 // gettid and getrusage (did it sleep?) only after a gap longer than StallGrace. A
 // lock the CPU thread had to wait for would park it, the very stall the clock
 // exists to keep out.
+//
+// Files:
+//   - clock.go: the rules above: virtual time, the removals (Access, BusTime),
+//     what the bus thread may do (CPURunning, Edge) and the floors (Reach, Commit);
+//   - proc.go: what the clock reads of the host: its time, the calling thread's
+//     context switches, and the look at the bound CPU thread through
+//     /proc/self/task/TID/stat and .../syscall (BindCPU opens them).
 package clock
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/unix"
-
-	"cand/internal/mono"
 )
 
 const (
@@ -130,28 +129,6 @@ type Clock struct {
 	stats Stats
 }
 
-// host is what the clock reads of the machine: the real kernel (realHost), or a
-// script in tests.
-type host struct {
-	now    func() int64 // CLOCK_MONOTONIC ns
-	gettid func() int
-	nvcsw  func() int64 // voluntary context switches of the calling thread
-	look   func(c *Clock) byte
-}
-
-func realHost() host {
-	return host{
-		now:    mono.Now,
-		gettid: unix.Gettid,
-		nvcsw: func() int64 {
-			var ru unix.Rusage
-			unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-			return int64(ru.Nvcsw) // int32 on 32-bit ARM
-		},
-		look: (*Clock).procLook,
-	}
-}
-
 // New returns an unbound clock: host time.
 func New() *Clock { return &Clock{h: realHost()} }
 
@@ -182,23 +159,6 @@ func (c *Clock) Stats() Stats {
 // Bound reports whether a CPU thread is bound.
 func (c *Clock) Bound() bool { return c.tid.Load() != 0 }
 
-// BindCPU makes the calling thread the Pi's CPU. Call it on a goroutine locked to
-// its OS thread (runtime.LockOSThread) that will make the register accesses.
-func (c *Clock) BindCPU() error {
-	tid := unix.Gettid()
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/stat", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("sim/clock: cannot watch the CPU thread's state: %w (is /proc mounted?)", err)
-	}
-	sfd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/syscall", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("sim/clock: cannot watch the CPU thread's system calls: %w (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK?)", err)
-	}
-	c.bind(tid, fd, sfd)
-	return nil
-}
-
 // bind makes thread tid the CPU, watched through the /proc files fd and sfd (-1:
 // none). Call it on that thread.
 func (c *Clock) bind(tid, fd, sfd int) {
@@ -211,17 +171,6 @@ func (c *Clock) bind(tid, fd, sfd int) {
 	c.sysFd.Store(int64(sfd) + 1)
 	c.statFd.Store(int64(fd) + 1)
 	c.tid.Store(int64(tid))
-}
-
-// UnbindCPU returns the clock to host time from now on (removals made stay). A
-// bus thread looking at that moment reads the thread as gone: waiting.
-func (c *Clock) UnbindCPU() {
-	c.tid.Store(0)
-	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd} {
-		if fd := f.Swap(0); fd > 0 {
-			unix.Close(int(fd - 1))
-		}
-	}
 }
 
 // Access is a register access by the CPU: it returns the virtual time of the
@@ -259,9 +208,8 @@ func raise(a *atomic.Int64, v int64) {
 // CPU: the frame path touches a register every few microseconds (its longest
 // register-free stretch is the socket write), so StallGrace covers the driver's
 // own work. The thread's CPU time cannot tell a stall from work here: a guest
-// counts the time its vCPU is stolen as the running thread's CPU time. Bounding
-// removals by it (tried) lost frames in 3 of 4 runs at 100 % load, 1 Mbit/s; the
-// gap rule, none in 8.
+// counts the time its vCPU is stolen as the running thread's CPU time, so it does
+// not bound the removal.
 func (c *Clock) stalled(now, prev, gap int64) {
 	if c.h.gettid() != int(c.tid.Load()) {
 		return // another thread (set-up, a test): not the CPU
@@ -364,41 +312,6 @@ func (c *Clock) Edge() {
 	}
 }
 
-// procLook returns the CPU thread's state from /proc: 'R' running, runnable, in
-// an uninterruptible sleep or stopped; 'F' asleep in a futex (parked by the Go
-// runtime); 'S' asleep in any other system call (a wait for the hardware), or
-// gone.
-func (c *Clock) procLook() byte {
-	fd := c.statFd.Load()
-	if fd <= 0 {
-		return 'S'
-	}
-	var b [512]byte
-	n, err := unix.Pread(int(fd-1), b[:], 0)
-	if err != nil || n <= 0 {
-		return 'S'
-	}
-	switch stateOf(b[:n]) {
-	case 'R', 'D', 'T', 't':
-		// Running or runnable; in an uninterruptible sleep (a page fault, the
-		// mmap lock: the kernel's, not a wait for the hardware, which is
-		// interruptible); or stopped by a debugger: time stands still.
-		return 'R'
-	case 'S':
-		if fd := c.sysFd.Load(); fd > 0 {
-			if n, err := unix.Pread(int(fd-1), b[:], 0); err == nil {
-				switch syscallOf(b[:n]) {
-				case unix.SYS_FUTEX:
-					return 'F'
-				case -1:
-					return 'R' // woke between the two reads ("running")
-				}
-			}
-		}
-	}
-	return 'S'
-}
-
 // BusTime is the virtual time a bus thread advances to when its next event was
 // due at due and CPURunning said no: the host time, less the bus thread's own
 // lateness beyond BusLateGrace while the CPU thread waits (unbound: host time).
@@ -416,35 +329,4 @@ func (c *Clock) BusTime(due int64) int64 {
 	}
 	raise(&c.reached, v)
 	return v
-}
-
-// stateOf returns the state letter of a /proc stat line: "pid (comm) S ...", where
-// comm may itself hold spaces and parentheses (the last ')' ends it).
-func stateOf(line []byte) byte {
-	for i := len(line) - 1; i >= 0; i-- {
-		if line[i] == ')' {
-			if i+2 < len(line) {
-				return line[i+2]
-			}
-			return 0
-		}
-	}
-	return 0
-}
-
-// syscallOf returns the system call number at the start of a /proc syscall line
-// ("202 0x... ..."), or -1 ("running", "-1 ...", or unreadable).
-func syscallOf(line []byte) int {
-	n, digits := 0, 0
-	for _, ch := range line {
-		if ch < '0' || ch > '9' {
-			break
-		}
-		n = n*10 + int(ch-'0')
-		digits++
-	}
-	if digits == 0 {
-		return -1
-	}
-	return n
 }

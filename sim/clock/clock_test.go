@@ -1,11 +1,8 @@
 package clock
 
 import (
-	"runtime"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // script is a fake host: the test sets the time, the calling thread, its
@@ -217,86 +214,6 @@ func TestBusLatenessBeyondGraceIsRemoved(t *testing.T) {
 	if st := c.Stats(); st.BusLate != 1 || st.BusLateNs != 250*us {
 		t.Errorf("stats %+v, want one late wake-up of 250 µs", st)
 	}
-}
-
-func TestProcParsing(t *testing.T) {
-	for _, tc := range []struct {
-		line string
-		want byte
-	}{
-		{"1234 (cand) S 1 1234 ...", 'S'},
-		{"1234 (a) b) (c) R 1 ...", 'R'},
-		{"1234 (x)", 0},
-		{"garbage", 0},
-	} {
-		if got := stateOf([]byte(tc.line)); got != tc.want {
-			t.Errorf("stateOf(%q) = %q, want %q", tc.line, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		line string
-		want int
-	}{
-		{"202 0xc000 0x80 0x0 0x0 0x0 0x0 0x7ffe 0x4711\n", 202},
-		{"running\n", -1},
-		{"-1 0x7ffe 0x4711\n", -1},
-		{"", -1},
-	} {
-		if got := syscallOf([]byte(tc.line)); got != tc.want {
-			t.Errorf("syscallOf(%q) = %d, want %d", tc.line, got, tc.want)
-		}
-	}
-}
-
-// The real kernel's view of a bound thread: running, parked by the Go runtime in
-// a futex, asleep in another system call.
-func TestProcLookOnThisKernel(t *testing.T) {
-	c := New()
-	cmd := make(chan string)
-	bound := make(chan error)
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		bound <- c.BindCPU()
-		for what := range cmd {
-			switch what {
-			case "spin":
-				for {
-					select {
-					case <-done:
-					default:
-						continue
-					}
-					break
-				}
-			case "sleep":
-				unix.Nanosleep(&unix.Timespec{Sec: 2}, nil)
-			}
-		}
-	}()
-	if err := <-bound; err != nil {
-		t.Skipf("cannot bind (no /proc?): %v", err)
-	}
-	defer c.UnbindCPU()
-	waitFor := func(want byte) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for c.procLook() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("the bound thread never looked %q (last %q)", want, c.procLook())
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	waitFor('F') // parked in the channel receive: a futex
-	cmd <- "spin"
-	waitFor('R')
-	done <- struct{}{}
-	waitFor('F')
-	cmd <- "sleep"
-	waitFor('S')
-	close(cmd)
 }
 
 // An INT edge wakes a waiting CPU thread: from then on the bus thread leaves time

@@ -1,0 +1,129 @@
+package clock
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"cand/internal/mono"
+)
+
+// The clock's view of the host: its time, and the state of the bound CPU thread
+// as the kernel reports it (proc(5): /proc/[pid]/task/[tid]/stat and .../syscall).
+
+// host is what the clock reads of the machine: the real kernel (realHost), or a
+// script in tests.
+type host struct {
+	now    func() int64 // CLOCK_MONOTONIC ns
+	gettid func() int
+	nvcsw  func() int64 // voluntary context switches of the calling thread
+	look   func(c *Clock) byte
+}
+
+func realHost() host {
+	return host{
+		now:    mono.Now,
+		gettid: unix.Gettid,
+		nvcsw: func() int64 {
+			var ru unix.Rusage
+			unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+			return int64(ru.Nvcsw) // int32 on 32-bit ARM
+		},
+		look: (*Clock).procLook,
+	}
+}
+
+// BindCPU makes the calling thread the Pi's CPU. Call it on a goroutine locked to
+// its OS thread (runtime.LockOSThread) that will make the register accesses.
+func (c *Clock) BindCPU() error {
+	tid := unix.Gettid()
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/stat", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sim/clock: cannot watch the CPU thread's state: %w (is /proc mounted?)", err)
+	}
+	sfd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/syscall", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("sim/clock: cannot watch the CPU thread's system calls: %w (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK?)", err)
+	}
+	c.bind(tid, fd, sfd)
+	return nil
+}
+
+// UnbindCPU returns the clock to host time from now on (removals made stay). A
+// bus thread looking at that moment reads the thread as gone: waiting.
+func (c *Clock) UnbindCPU() {
+	c.tid.Store(0)
+	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd} {
+		if fd := f.Swap(0); fd > 0 {
+			unix.Close(int(fd - 1))
+		}
+	}
+}
+
+// procLook returns the CPU thread's state from /proc: 'R' running, runnable, in
+// an uninterruptible sleep or stopped; 'F' asleep in a futex (parked by the Go
+// runtime); 'S' asleep in any other system call (a wait for the hardware), or
+// gone.
+func (c *Clock) procLook() byte {
+	fd := c.statFd.Load()
+	if fd <= 0 {
+		return 'S'
+	}
+	var b [512]byte
+	n, err := unix.Pread(int(fd-1), b[:], 0)
+	if err != nil || n <= 0 {
+		return 'S'
+	}
+	switch stateOf(b[:n]) {
+	case 'R', 'D', 'T', 't':
+		// Running or runnable; in an uninterruptible sleep (a page fault, the
+		// mmap lock: the kernel's, not a wait for the hardware, which is
+		// interruptible); or stopped by a debugger: time stands still.
+		return 'R'
+	case 'S':
+		if fd := c.sysFd.Load(); fd > 0 {
+			if n, err := unix.Pread(int(fd-1), b[:], 0); err == nil {
+				switch syscallOf(b[:n]) {
+				case unix.SYS_FUTEX:
+					return 'F'
+				case -1:
+					return 'R' // woke between the two reads ("running")
+				}
+			}
+		}
+	}
+	return 'S'
+}
+
+// stateOf returns the state letter of a /proc stat line: "pid (comm) S ...", where
+// comm may itself hold spaces and parentheses (the last ')' ends it).
+func stateOf(line []byte) byte {
+	for i := len(line) - 1; i >= 0; i-- {
+		if line[i] == ')' {
+			if i+2 < len(line) {
+				return line[i+2]
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// syscallOf returns the system call number at the start of a /proc syscall line
+// ("202 0x... ..."), or -1 ("running", "-1 ...", or unreadable).
+func syscallOf(line []byte) int {
+	n, digits := 0, 0
+	for _, ch := range line {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = n*10 + int(ch-'0')
+		digits++
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
+}
