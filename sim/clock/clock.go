@@ -5,10 +5,11 @@
 // microseconds. The machines the virtual Pi runs on do: a shared VM keeps a
 // thread that only spins off its CPU now and then (hypervisor steal, host
 // interrupts, the simulator's own threads on the runqueue), and every 10 ms of
-// running the Go runtime preempts the owner goroutine, which, locked to its
-// thread, then sleeps in a futex until another thread hands it back. At 1 Mbit/s,
-// 250 µs is two frames, and the MCP2515 has two receive buffers: on host time
-// alone the virtual Pi would lose frames for the host's sake.
+// running (forcePreemptNS, Go's src/runtime/proc.go) the Go runtime preempts the
+// owner goroutine, which, locked to its thread, then sleeps in a futex until
+// another thread hands it back. At 1 Mbit/s, 250 µs is two frames, and the
+// MCP2515 has two receive buffers (datasheet DS20001801J §4): on host time alone
+// the virtual Pi would lose frames for the host's sake.
 //
 // A Clock is host CLOCK_MONOTONIC minus the time the host kept the simulated CPU
 // from running. Unbound, it is host time exactly. Once the thread that plays the
