@@ -16,13 +16,21 @@ all: build
 
 help:
 	@echo "make run          cand on the virtual Pi bridged to vcan0, with candump (in a VM if this kernel lacks SocketCAN)"
-	@echo "make test         every tier: format, vet, unit + end-to-end, ARM builds and tests under qemu-user, real SocketCAN in a VM"
-	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~5 min): table, JSON, SVG in $(BUILD)/bench"
+	@echo "make test         every tier: deps, check, test-unit, cross, test-arm, test-vm"
+	@echo "make test-unit    go test ./...: unit tests against the simulator, end-to-end tests of the whole daemon"
+	@echo "make test-arm     the hardware and driver packages' tests under qemu-user: linux/arm (GOARM=6, 7), linux/arm64"
+	@echo "make test-vm      cand with real SocketCAN (vcan) in a qemu VM, checked with candump and cangen (minutes)"
+	@echo "make check        fmt and vet"
+	@echo "make fmt          fail if gofmt would change a tracked Go file"
+	@echo "make vet          go vet ./..."
+	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~6 min): table, JSON, SVG in $(BUILD)/bench"
 	@echo "make bench-quick  the same with short scenarios (under a minute)"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
-	@echo "make build        $(BUILD)/cand, static"
-	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64"
+	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
+	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
 	@echo "make deps         install the Debian packages the tests use (as root)"
+	@echo "make clean        remove $(BUILD)"
+	@echo "make help         this list"
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BUILD)/cand ./cmd/cand
@@ -62,9 +70,10 @@ test-vm: build
 run: build
 	@BUILD=$(abspath $(BUILD)) tools/run.sh
 
-# The benchmark of issue #5 (docs/BENCHMARKS.md): the whole pipeline on the virtual
-# Pi at 100 % bus load (125k/500k/1M, INT poll window on/off, 1M with stress-ng on
-# the other core, isolated frames) and the SPI engine polling vs sleeping. Prints
+# The benchmark (docs/BENCHMARKS.md): the whole pipeline on the virtual Pi at 100 %
+# bus load (125k/500k/1M, INT poll window on/off, 1M with stress-ng on the other
+# core, 1M on host time), isolated frames and bursts of 3, and the SPI engine
+# polling vs sleeping. Prints
 # the Markdown table; writes $(BUILD)/bench/bench.json and rx_end_to_end.svg.
 # bench: 60 s for the main 1 Mbit/s scenarios, 20 s for the others (~5 minutes);
 # bench-quick: under a minute. bench-go: the Go benchmarks of the hot paths.

@@ -15,7 +15,8 @@ import (
 )
 
 // A tiny run end to end: one pipeline scenario and one transfer size, written to
-// disk. The JSON holds every field issue 5 names and the SVG is well-formed XML.
+// disk. The JSON holds the scenario, stage and transfer fields, and the SVG is
+// well-formed XML.
 // Numbers are not judged here (timing claims belong to the benchmark itself).
 func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	sc := Scenario{Name: "tiny", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
@@ -127,7 +128,7 @@ func TestScenarioNeedsEightDataBytes(t *testing.T) {
 
 // A burst scenario: three peers in lockstep offer three frames per period, they
 // arrive (how many is timing, which the benchmark reports, not this test), and the burst section (JSON and table) says how many
-// interrupts and SPI transfers a burst took, next to the reference's 7.
+// interrupts and SPI transfers a burst took, next to Reference3x7's 7.
 func TestBurstScenario(t *testing.T) {
 	sc := Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
 		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond}

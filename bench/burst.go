@@ -4,10 +4,11 @@ import (
 	"cand/metrics"
 )
 
-// Reference3x7 is the reference's measurement of one MCP2515 interrupt carrying 3
-// received messages, which the kernel driver served with 7 SPI transfers
-// (../shared/reference/003_9776193b56a93acb.txt, lines 113-114 and 132-133):
-// before and after the SPI driver polled for short transfers.
+// Reference3x7 is a published measurement of the kernel's SPI path for an MCP2515
+// on a Raspberry Pi 2 (Source): one interrupt carrying 3 received messages, which
+// the kernel's mcp251x served with 7 SPI transfers, with spi-bcm2835 polling short
+// transfers for up to 10 µs (one of the 7 still waited for its interrupt) and for up
+// to 20 µs.
 var Reference3x7 = BurstReference{
 	Messages:           3,
 	SPITransfers:       7,
@@ -15,11 +16,13 @@ var Reference3x7 = BurstReference{
 	HandlingUsPolling:  161.8,
 	CSSpanUsIRQ:        95.0,
 	CSSpanUsPolling:    81.8,
-	Source:             "shared/reference/003_9776193b56a93acb.txt",
+	Source:             "https://github.com/msperl/spi-bcm2835/wiki/spi_bcm2835situation",
 	HandlingDefinition: "interrupt to last can_callback finished",
 }
 
-// BurstReference is the reference's figures for one interrupt with Messages messages.
+// BurstReference is a measurement's figures for one interrupt with Messages
+// messages. The IRQ figures are with the shorter poll, under which a transfer still
+// waited for its interrupt; the Polling figures with the longer one.
 type BurstReference struct {
 	Messages          int     `json:"messages"`
 	SPITransfers      int     `json:"spi_transfers"`
@@ -37,7 +40,7 @@ type BurstReference struct {
 // daemon's RX frames / frames per burst over that interval, like the other
 // counters). The daemon handles a frame as soon as its INT assertion is seen, so a
 // burst is usually served by several interrupts (one per frame, the later ones
-// found by the INT poll window when it is on), not by one as in the reference;
+// found by the INT poll window when it is on), not by one as in Reference3x7;
 // IntHandled is per interrupt: INT edge (or, for a polled one, the moment the
 // poll saw INT low) → INT high again.
 type BurstResult struct {

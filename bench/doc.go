@@ -1,4 +1,4 @@
-// Package bench is cand's benchmark (issue 5): the whole pipeline — owner thread,
+// Package bench is cand's benchmark: the whole pipeline — owner thread,
 // MCP2515 driver, SPI engine, socket — on the virtual Pi at a chosen bitrate and
 // bus load, and the SPI engine alone polling-first against sleeping for every
 // transfer. It reports a Markdown table, a JSON file and an SVG histogram of the

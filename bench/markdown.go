@@ -81,7 +81,7 @@ func Markdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 	}
 	if len(rep.Targets) > 0 {
-		fmt.Fprintln(w, "### Targets (issues 4 and 5)")
+		fmt.Fprintln(w, "### Targets")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| goal | measured | |")
 		fmt.Fprintln(w, "|---|---|---|")
@@ -121,8 +121,8 @@ func stageOrder(m map[string]Stage) []string {
 	return append(out, spi...)
 }
 
-// burstTable writes the burst scenarios next to the reference's one interrupt
-// with 3 messages and 7 transfers.
+// burstTable writes the burst scenarios next to Reference3x7's one interrupt with
+// 3 messages and 7 transfers.
 func burstTable(w io.Writer, rep *Report) {
 	var any bool
 	for _, s := range rep.Scenarios {
@@ -132,10 +132,10 @@ func burstTable(w io.Writer, rep *Report) {
 		if !any {
 			any = true
 			r := Reference3x7
-			fmt.Fprintf(w, "### Bursts of back-to-back frames vs the reference's one interrupt with %d messages / %d transfers\n\n", r.Messages, r.SPITransfers)
-			fmt.Fprintf(w, "Reference (kernel driver): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs with SPI polling; first CS-down → last CS-up %.1f µs → %.1f µs. "+
+			fmt.Fprintf(w, "### Bursts of back-to-back frames vs the kernel driver's one interrupt with %d messages / %d transfers\n\n", r.Messages, r.SPITransfers)
+			fmt.Fprintf(w, "Reference (the kernel's mcp251x and spi-bcm2835 on a Pi 2, %s): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs as SPI polling grew longer; first CS-down → last CS-up %.1f µs → %.1f µs. "+
 				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",
-				r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
+				r.Source, r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
 			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs | int_handled p99 µs | handling µs/burst | reference xfers | reference handling µs |")
 			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		}

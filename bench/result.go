@@ -10,7 +10,7 @@ import (
 type Report struct {
 	Scenarios []ScenarioResult `json:"scenarios"`
 	Transfers []TransferResult `json:"transfers"`
-	// Targets are the issue's goals, each met or missed in this run.
+	// Targets are cand's goals (Targets), each met or missed in this run.
 	Targets []Target `json:"targets"`
 }
 
@@ -44,7 +44,7 @@ type ScenarioResult struct {
 	// run (zero with SharedCPU).
 	Clock  ClockResult      `json:"sim_clock"`
 	Stages map[string]Stage `json:"stages"`
-	// Burst is set for burst scenarios: the reference's one interrupt with 3
+	// Burst is set for burst scenarios: Reference3x7's one interrupt with 3
 	// messages / 7 transfers, side by side with what the daemon needed.
 	Burst *BurstResult `json:"burst,omitempty"`
 	// RXHistogram is the rx_end_to_end stage's classic buckets (for the SVG).
@@ -96,7 +96,7 @@ type TransferResult struct {
 	PollBudgetUs float64 `json:"poll_budget_us"`
 }
 
-// Target is one of the issue's goals and whether this run met it.
+// Target is one of cand's goals and whether this run met it.
 type Target struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`

@@ -96,7 +96,7 @@ smoke() {
 	if ip link del vcan0 2>/tmp/smoke-ip.err; then pass smoke/vcan-del; else fail smoke/vcan-del "$(cat /tmp/smoke-ip.err)"; fi
 }
 
-# test: cand on the simulator config, driven with candump and cangen (issue #2).
+# test: cand on the simulator config, driven with candump and cangen.
 cand_test() {
 	echo "VMTEST BEGIN test"
 	periodic=$(arg cand.periodic 0x100:min=5:dlc=8:counter=2)

@@ -6,14 +6,7 @@
 # Leave with 'exit' (powers the VM off) or Ctrl-A then X.
 # Environment: BUILD [<repo>/build], VM_CAND_CONFIG [vm/cand-vm.yaml], VM_SMP [2], VM_ACCEL [tcg].
 set -eu
-
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-. "$here/lib.sh"
-BUILD=${BUILD:-$repo/build}
-export BUILD
-out=$BUILD/vm
-mkdir -p "$out"
+. "$(dirname "$0")/common.sh"
 config=${VM_CAND_CONFIG:-$here/cand-vm.yaml}
 [ -f "$config" ] || vm_die "$config: no such file (set VM_CAND_CONFIG)"
 

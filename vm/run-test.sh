@@ -16,14 +16,7 @@
 #   VM_SMP          guest CPUs [2]
 #   VM_ACCEL        qemu accelerator [tcg]; kvm where KVM is known to work
 set -eu
-
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(dirname "$here")
-. "$here/lib.sh"
-BUILD=${BUILD:-$repo/build}
-export BUILD
-out=$BUILD/vm
-mkdir -p "$out"
+. "$(dirname "$0")/common.sh"
 modes=smoke,test
 [ "${1:-}" = --smoke-only ] && modes=smoke
 config=${VM_CAND_CONFIG:-$here/cand-vm.yaml}

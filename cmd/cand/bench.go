@@ -15,7 +15,7 @@ import (
 )
 
 // runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]`: the pipeline and SPI
-// engine benchmark of issue 5 on the virtual Pi. It prints the Markdown table on
+// engine benchmark (package bench) on the virtual Pi. It prints the Markdown table on
 // stdout, progress on stderr, and the paths of the JSON and SVG it writes.
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cand bench", flag.ContinueOnError)

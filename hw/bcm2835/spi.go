@@ -5,18 +5,19 @@ import (
 	"time"
 )
 
-// DefaultPollBudget is how long a transfer polls before it considers sleeping: the
-// kernel's measurements (reference 003) show a wake-up costs 20–25 µs on a Pi 2, so
-// waits shorter than that are cheaper to spin through.
+// DefaultPollBudget is how long a transfer polls before it considers sleeping: in
+// the kernel's SPI path on a Pi 2 a worker thread's wake-up costs 19–25 µs
+// (https://github.com/msperl/spi-bcm2835/issues/11), so waits shorter than that are
+// cheaper to spin through.
 const DefaultPollBudget = 20 * time.Microsecond
 
 // Stall limits: a transfer that makes no progress for stallFactor × the wire time of
 // the bytes in flight (at the lowest core clock) plus stallFloor is abandoned. The
 // floor absorbs scheduler hiccups on a loaded machine; progress is re-checked after
 // every wake-up, so a late poller never reports a working controller as dead. The
-// floor was 2 ms until a benchmark under stress-ng (both cores busy) reported a
-// working controller as stopped; a dead SPI0 is a hardware fault, and 20 ms to
-// notice it costs nothing, while a false alarm stops the daemon.
+// floor is well above the slowest transfer measured with both cores busy (~8 ms
+// under stress-ng, docs/BENCHMARKS.md): a dead SPI0 is a hardware fault, and 20 ms
+// to notice it costs nothing, while a false alarm stops the daemon.
 const (
 	stallFactor  = 16
 	stallFloorNs = 20_000_000

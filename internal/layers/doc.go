@@ -1,0 +1,18 @@
+// Package layers holds no code: its test pins cand's import graph, so the layering
+// below stays as it is.
+//
+//   - The driver (hw/..., mcp2515, socketcan, bridge, metrics, internal/mono) is what
+//     runs on a Raspberry Pi. It never imports the simulator (sim/...): the virtual
+//     Pi fills the same interfaces as the real registers (bcm2835.Regs, an edge
+//     event file descriptor), and the daemon picks one from the configuration.
+//   - The owner thread (bridge) takes its settings as plain values. It does not know
+//     the YAML schema (config): the daemon translates the configuration.
+//   - The simulator's models of the board, the chip and the bus (sim/soc,
+//     sim/mcpchip, sim/canbus, sim/clock) take plain parameters too; sim alone reads
+//     the configuration and builds them from it.
+//
+// The rules cover what each package compiles into the daemon (its non-test files) on
+// every target cand builds for (linux/amd64, linux/arm, linux/arm64), and they hold
+// through any chain of imports, not only direct ones. Tests may use the simulator:
+// that is how the driver is tested without a board.
+package layers
