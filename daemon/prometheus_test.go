@@ -32,9 +32,7 @@ func TestPrometheusScrapesDaemon(t *testing.T) {
 		}
 		t.Skipf("%s missing (install the Debian package prometheus): the scrape test needs a real Prometheus server", prometheusBin)
 	}
-	r := startRig(t, simBase+`
-        - {kind: periodic, name: p, ids: [0x100], period: 5ms, dlc: 8}
-`)
+	r := newRigConfig(t).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// Read what the daemon writes, as candump would: a full socket would stop
