@@ -1,23 +1,15 @@
 package metrics
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"cand/internal/promtest"
 )
 
 // TestRealPrometheus lets the Debian package's Prometheus server (v2.42) scrape the
@@ -34,7 +26,7 @@ import (
 // Every scrape first records 90 × 10 µs and 10 × 100 µs into rx_end_to_end, so
 // rates are never zero and p50 lies in the 10 µs bucket, p99 in the 100 µs one.
 func TestRealPrometheus(t *testing.T) {
-	prom := lookTool(t, "prometheus")
+	prom := promtest.Tool(t, "prometheus")
 	r := New("test")
 	c := r.AddController("can0", "vcan0")
 	metrics := r.Handler()
@@ -62,156 +54,36 @@ func TestRealPrometheus(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		api := startPrometheus(ctx, t, prom, target.Listener.Addr().String(), false)
-		if api == "" {
+		s, err := promtest.Start(ctx, t, prom, target.Listener.Addr().String())
+		if err != nil {
+			t.Error(err)
 			return
 		}
-		expectQuantile(ctx, t, api, `histogram_quantile(0.5, rate(cand_stage_latency_seconds_bucket`+sel+`[1m]))`, classic10)
-		expectQuantile(ctx, t, api, `histogram_quantile(0.99, rate(cand_stage_latency_seconds_bucket`+sel+`[1m]))`, classic100)
+		expectQuantile(ctx, t, s, `histogram_quantile(0.5, rate(cand_stage_latency_seconds_bucket`+sel+`[1m]))`, classic10)
+		expectQuantile(ctx, t, s, `histogram_quantile(0.99, rate(cand_stage_latency_seconds_bucket`+sel+`[1m]))`, classic100)
 	})
 	wg.Go(func() {
-		api := startPrometheus(ctx, t, prom, target.Listener.Addr().String(), true)
-		if api == "" {
+		s, err := promtest.Start(ctx, t, prom, target.Listener.Addr().String(), "--enable-feature=native-histograms")
+		if err != nil {
+			t.Error(err)
 			return
 		}
-		expectQuantile(ctx, t, api, `histogram_quantile(0.5, rate(cand_stage_latency_seconds`+sel+`[1m]))`, native10)
-		expectQuantile(ctx, t, api, `histogram_quantile(0.99, rate(cand_stage_latency_seconds`+sel+`[1m]))`, native100)
+		expectQuantile(ctx, t, s, `histogram_quantile(0.5, rate(cand_stage_latency_seconds`+sel+`[1m]))`, native10)
+		expectQuantile(ctx, t, s, `histogram_quantile(0.99, rate(cand_stage_latency_seconds`+sel+`[1m]))`, native100)
 	})
 	wg.Wait()
 }
 
-// startPrometheus starts a Prometheus server on a free loopback port that scrapes
-// target every second, waits until it is ready and returns its base URL ("" after
-// reporting an error). The server is killed when the test ends.
-func startPrometheus(ctx context.Context, t *testing.T, bin, target string, native bool) string {
-	dir := t.TempDir()
-	cfg := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: cand
-    static_configs:
-      - targets: [%q]
-`, target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
+// expectQuantile waits until query returns one number, then checks that it lies
+// in the bucket (lo, hi].
+func expectQuantile(ctx context.Context, t *testing.T, s *promtest.Server, query string, bucket [2]float64) {
+	v, err := s.Number(ctx, query)
+	switch {
+	case err != nil:
 		t.Error(err)
-		return ""
+	case v > bucket[0] && v <= bucket[1]:
+		t.Logf("%s = %g, in (%g, %g]", query, v, bucket[0], bucket[1])
+	default:
+		t.Errorf("%s = %g, want in (%g, %g]", query, v, bucket[0], bucket[1])
 	}
-	addr, err := freeLoopbackAddr()
-	if err != nil {
-		t.Error(err)
-		return ""
-	}
-	args := []string{
-		"--config.file=" + filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
-		"--web.listen-address=" + addr,
-	}
-	if native {
-		args = append(args, "--enable-feature=native-histograms")
-	}
-	cmd := exec.Command(bin, args...)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Errorf("start %s: %v", bin, err)
-		return ""
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("prometheus (native=%v) log:\n%s", native, log.String())
-		}
-	})
-
-	base := "http://" + addr
-	for {
-		resp, err := http.Get(base + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return base
-			}
-		}
-		select {
-		case <-exited:
-			t.Errorf("prometheus %v exited before becoming ready", args)
-			return ""
-		case <-ctx.Done():
-			t.Errorf("prometheus %v not ready: %v", args, ctx.Err())
-			return ""
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-// expectQuantile polls the query API until query returns one sample, then checks
-// that it lies in the bucket (lo, hi].
-func expectQuantile(ctx context.Context, t *testing.T, api, query string, bucket [2]float64) {
-	var last string
-	for {
-		v, status, err := instantQuery(api, query)
-		if err == nil {
-			if v > bucket[0] && v <= bucket[1] {
-				t.Logf("%s = %g, in (%g, %g]", query, v, bucket[0], bucket[1])
-				return
-			}
-			if !math.IsNaN(v) {
-				t.Errorf("%s = %g, want in (%g, %g]", query, v, bucket[0], bucket[1])
-				return
-			}
-		}
-		last = fmt.Sprintf("%s (%v)", status, err)
-		select {
-		case <-ctx.Done():
-			t.Errorf("%s: no answer before the deadline; last reply: %s", query, last)
-			return
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// instantQuery runs query and returns its single sample value (NaN if there is
-// none yet) and the raw reply for diagnostics.
-func instantQuery(api, query string) (float64, string, error) {
-	resp, err := http.Get(api + "/api/v1/query?query=" + url.QueryEscape(query))
-	if err != nil {
-		return math.NaN(), "", err
-	}
-	defer resp.Body.Close()
-	var reply struct {
-		Status string
-		Error  string
-		Data   struct {
-			Result []struct {
-				Value [2]any
-			}
-		}
-	}
-	var raw bytes.Buffer
-	if err := json.NewDecoder(io.TeeReader(resp.Body, &raw)).Decode(&reply); err != nil {
-		return math.NaN(), raw.String(), err
-	}
-	if reply.Status != "success" {
-		return math.NaN(), raw.String(), fmt.Errorf("query failed: %s", reply.Error)
-	}
-	if len(reply.Data.Result) != 1 {
-		return math.NaN(), raw.String(), nil
-	}
-	s, _ := reply.Data.Result[0].Value[1].(string)
-	v, err := strconv.ParseFloat(s, 64)
-	return v, raw.String(), err
 }

@@ -1,0 +1,215 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
+
+	"cand/config"
+	"cand/sim"
+	"cand/socketcan"
+)
+
+// rig runs the whole daemon in-process on the virtual Pi, with one end of a
+// SOCK_SEQPACKET socketpair as each controller's CAN socket (same 16-byte frames
+// as a raw CAN socket). The test holds the other end: what it reads is what
+// candump would show, what it writes is what cansend would send.
+type rig struct {
+	t      *testing.T
+	cfg    *config.Config
+	pi     *sim.Pi
+	host   []int // the test's ends
+	d      *Daemon
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startRig runs the daemon with cfg (see rigConfig) and returns once every
+// controller is bridging. The daemon stops when the test ends.
+func startRig(t *testing.T, cfg *config.Config) *rig {
+	t.Helper()
+	pi, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1)}
+	var daemonEnds []int
+	for range cfg.Controllers {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
+		unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+		r.host = append(r.host, fds[0])
+		daemonEnds = append(daemonEnds, fds[1])
+	}
+	t.Cleanup(func() {
+		for _, fd := range append(r.host, daemonEnds...) {
+			unix.Close(fd)
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	ready := make(chan *Daemon, 1)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.Default()
+	}
+	go func() {
+		r.done <- Run(ctx, cfg, Options{Version: "test", Log: log, Sockets: daemonEnds, Sim: pi,
+			MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }})
+	}()
+	select {
+	case r.d = <-ready:
+	case err := <-r.done:
+		t.Fatalf("daemon exited before ready: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("daemon not ready after 20s")
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+// logStages logs each controller's stage latencies (for diagnosing failures).
+func (r *rig) logStages() {
+	for i, p := range r.d.Owner.Ports {
+		m := p.M
+		r.t.Logf("controller %d: int_to_handler %v | handler_to_cs %v | rx_end_to_end %v | int_handled %v | tx_socket_to_rts %v | overflows %d rx %d tx %d",
+			i, m.IntToHandler.Snapshot(), m.HandlerToCS.Snapshot(), m.RXEndToEnd.Snapshot(), m.IntHandled.Snapshot(), m.TXSocketToRTS.Snapshot(),
+			m.RXOverflows.Load(), m.RXFrames.Load(), m.TXFrames.Load())
+	}
+}
+
+func (r *rig) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case err := <-r.done:
+		if err != nil {
+			r.t.Errorf("daemon: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		r.t.Error("daemon did not stop within 10s")
+	}
+}
+
+// read returns the next frame the daemon wrote for controller i, waiting up to d.
+func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, error) {
+	var b [socketcan.FrameSize]byte
+	deadline := time.Now().Add(d)
+	for {
+		pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLIN}}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return can.Frame{}, 0, errors.New("timeout")
+		}
+		unix.Poll(pfd, int(left/time.Millisecond)+1)
+		n, err := unix.Read(r.host[i], b[:])
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return can.Frame{}, 0, err
+		}
+		if n != socketcan.FrameSize {
+			return can.Frame{}, 0, errors.New("short record")
+		}
+		f, k := socketcan.Decode(&b)
+		return f, k, nil
+	}
+}
+
+func (r *rig) write(i int, f can.Frame) {
+	var b [socketcan.FrameSize]byte
+	socketcan.Encode(&b, f)
+	for {
+		_, err := unix.Write(r.host[i], b[:])
+		if err == unix.EAGAIN || err == unix.ENOBUFS {
+			pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLOUT}}
+			unix.Poll(pfd, 100)
+			continue
+		}
+		if err != nil {
+			r.t.Error(err) // may run on a sender goroutine: no Fatal
+		}
+		return
+	}
+}
+
+// readAll collects the frames cand writes for controller i until none arrives for
+// quiet.
+func (r *rig) readAll(i int, quiet time.Duration) []can.Frame {
+	var out []can.Frame
+	for {
+		f, k, err := r.read(i, quiet)
+		if err != nil {
+			return out
+		}
+		if k == socketcan.FrameError {
+			f.ID |= socketcan.CAN_ERR_FLAG
+		}
+		out = append(out, f)
+	}
+}
+
+// countDataByID reads n frames of controller 0, each within 5 s, and counts them
+// by ID; anything but a data frame fails the test.
+func (r *rig) countDataByID(n int) map[uint32]int {
+	r.t.Helper()
+	byID := map[uint32]int{}
+	for i := 0; i < n; i++ {
+		f, k, err := r.read(0, 5*time.Second)
+		if err != nil || k != socketcan.FrameData {
+			r.t.Fatalf("frame %d: %v %v %v", i, f, k, err)
+		}
+		byID[f.ID]++
+	}
+	return byID
+}
+
+// expectAnswer reads until a data frame arrives and checks it is want. Error frames
+// before it may only be controller-state reports (a restarted controller on a bus
+// still stuck counts receive errors).
+func (r *rig) expectAnswer(want can.Frame) {
+	r.t.Helper()
+	for {
+		f, k, err := r.read(0, 5*time.Second)
+		switch {
+		case err != nil:
+			r.t.Fatalf("waiting for %v: %v", want, err)
+		case k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL:
+			continue
+		case k != socketcan.FrameData || f != want:
+			r.t.Fatalf("got %v %v, want %v", f, k, want)
+		}
+		return
+	}
+}
+
+// waitFor polls cond every millisecond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,213 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"cand/config"
+)
+
+// rigConfig builds the configuration a test's daemon runs with. It writes the
+// YAML a user would and decodes it with config.Parse, so defaults and validation
+// are exactly those of a configuration file. It starts with one controller, sim0
+// on vcan0 at 500 kbit/s on the sim backend, with real-time scheduling and
+// mlockall off (a test process may not have the rights); each setter applies to
+// the controller added last.
+type rigConfig struct {
+	t           *testing.T
+	controllers []*rigController
+}
+
+// rigController is one controller's keys, each kept as its YAML text.
+type rigController struct {
+	name, iface string
+	bitrate     uint32
+	spi         []string // keys of the spi mapping
+	settings    []string // the controller's other "key: value" lines
+	peers       []config.SimPeer
+	filters     *config.Filters
+}
+
+func newRigConfig(t *testing.T) *rigConfig {
+	c := &rigConfig{t: t}
+	return c.controller("sim0", "vcan0")
+}
+
+// controller adds a controller at 500 kbit/s with interface iface.
+func (c *rigConfig) controller(name, iface string) *rigConfig {
+	c.controllers = append(c.controllers, &rigController{name: name, iface: iface, bitrate: 500_000})
+	return c
+}
+
+// named renames the last controller and its interface.
+func (c *rigConfig) named(name, iface string) *rigConfig {
+	c.last().name, c.last().iface = name, iface
+	return c
+}
+
+func (c *rigConfig) last() *rigController { return c.controllers[len(c.controllers)-1] }
+
+func (c *rigConfig) set(key string, value any) *rigConfig {
+	c.last().settings = append(c.last().settings, fmt.Sprintf("%s: %v", key, value))
+	return c
+}
+
+func (c *rigConfig) bitrate(bps uint32) *rigConfig {
+	c.last().bitrate = bps
+	return c
+}
+
+// spiClock sets spi.clock_hz.
+func (c *rigConfig) spiClock(hz uint32) *rigConfig {
+	c.last().spi = append(c.last().spi, fmt.Sprintf("clock_hz: %d", hz))
+	return c
+}
+
+// chipSelect sets spi.chip_select ("ce0", "gpio24", ...) and, when activeHigh,
+// spi.cs_active_high.
+func (c *rigConfig) chipSelect(cs string, activeHigh bool) *rigConfig {
+	c.last().spi = append(c.last().spi, "chip_select: "+cs)
+	if activeHigh {
+		c.last().spi = append(c.last().spi, "cs_active_high: true")
+	}
+	return c
+}
+
+func (c *rigConfig) intGPIO(pin int) *rigConfig { return c.set("int_gpio", pin) }
+
+func (c *rigConfig) pollWindow(d time.Duration) *rigConfig { return c.set("int_poll_window", d) }
+
+func (c *rigConfig) mode(m config.Mode) *rigConfig { return c.set("mode", m) }
+
+func (c *rigConfig) oneShot() *rigConfig { return c.set("one_shot", true) }
+
+func (c *rigConfig) errorFramesOff() *rigConfig { return c.set("error_frames", false) }
+
+func (c *rigConfig) restartMs(ms int) *rigConfig { return c.set("restart_ms", ms) }
+
+func (c *rigConfig) txTimeout(d time.Duration) *rigConfig { return c.set("tx_timeout", d) }
+
+// peer adds a node to the controller's simulated bus; see periodicPeer,
+// answerPeer and loadPeer.
+func (c *rigConfig) peer(p config.SimPeer) *rigConfig {
+	c.last().peers = append(c.last().peers, p)
+	return c
+}
+
+// filters sets the acceptance masks and filters RXF0, RXF1, ... in order.
+func (c *rigConfig) filters(mask0, mask1 config.Filter, filters ...config.Filter) *rigConfig {
+	c.last().filters = &config.Filters{Mask0: mask0, Mask1: mask1, Filters: filters}
+	return c
+}
+
+// periodicPeer sends ids in turn every period, dlc bytes each (standard IDs).
+func periodicPeer(name string, period time.Duration, dlc uint8, ids ...uint32) config.SimPeer {
+	return config.SimPeer{Kind: config.PeerPeriodic, Name: name, IDs: ids, Period: config.Duration(period), DLC: &dlc}
+}
+
+// extended makes a periodic or load peer's IDs 29-bit.
+func extended(p config.SimPeer) config.SimPeer {
+	p.Extended = true
+	return p
+}
+
+// answerPeer answers every frame it receives with the same data at ID + idOffset.
+func answerPeer(name string, idOffset uint32) config.SimPeer {
+	return config.SimPeer{Kind: config.PeerAnswer, Name: name, IDOffset: idOffset}
+}
+
+// loadPeer keeps the bus percent busy with id, dlc bytes each.
+func loadPeer(name string, id uint32, dlc uint8, percent float64) config.SimPeer {
+	return config.SimPeer{Kind: config.PeerLoad, Name: name, IDs: []uint32{id}, DLC: &dlc, LoadPercent: percent}
+}
+
+// filter is a standard acceptance filter or mask.
+func filter(id uint32) config.Filter { return config.Filter{ID: id} }
+
+// extendedFilter is an extended acceptance filter or mask.
+func extendedFilter(id uint32) config.Filter { return config.Filter{ID: id, Extended: true} }
+
+// build decodes the configuration; a configuration config.Parse refuses fails
+// the test.
+func (c *rigConfig) build() *config.Config {
+	c.t.Helper()
+	yaml := c.yaml()
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		c.t.Fatalf("%v\nin:\n%s", err, yaml)
+	}
+	return cfg
+}
+
+// start runs the daemon with this configuration (see startRig).
+func (c *rigConfig) start() *rig {
+	c.t.Helper()
+	return startRig(c.t, c.build())
+}
+
+// yaml is the configuration file. Keys the test did not set are left out, so
+// config.Parse fills in their defaults.
+func (c *rigConfig) yaml() string {
+	var b strings.Builder
+	b.WriteString("hardware: {backend: sim}\nrealtime: {priority: 0, mlockall: false}\ncontrollers:\n")
+	for _, ct := range c.controllers {
+		fmt.Fprintf(&b, "  - name: %s\n    bitrate: %d\n", ct.name, ct.bitrate)
+		if len(ct.spi) > 0 {
+			fmt.Fprintf(&b, "    spi: {%s}\n", strings.Join(ct.spi, ", "))
+		}
+		for _, s := range ct.settings {
+			fmt.Fprintf(&b, "    %s\n", s)
+		}
+		fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
+		if len(ct.peers) > 0 {
+			b.WriteString("    sim:\n      peers:\n")
+			for _, p := range ct.peers {
+				fmt.Fprintf(&b, "        - %s\n", peerYAML(p))
+			}
+		}
+		if f := ct.filters; f != nil {
+			fmt.Fprintf(&b, "    filters:\n      mask0: %s\n      mask1: %s\n      filters:\n", filterYAML(f.Mask0), filterYAML(f.Mask1))
+			for _, rxf := range f.Filters {
+				fmt.Fprintf(&b, "        - %s\n", filterYAML(rxf))
+			}
+		}
+	}
+	return b.String()
+}
+
+// peerYAML writes the peer's non-zero fields as a flow mapping.
+func peerYAML(p config.SimPeer) string {
+	keys := []string{"kind: " + string(p.Kind), "name: " + p.Name}
+	if len(p.IDs) > 0 {
+		ids := make([]string, len(p.IDs))
+		for i, id := range p.IDs {
+			ids[i] = fmt.Sprintf("%#x", id)
+		}
+		keys = append(keys, "ids: ["+strings.Join(ids, ", ")+"]")
+	}
+	if p.Extended {
+		keys = append(keys, "extended: true")
+	}
+	if p.Period != 0 {
+		keys = append(keys, "period: "+p.Period.D().String())
+	}
+	if p.DLC != nil {
+		keys = append(keys, fmt.Sprintf("dlc: %d", *p.DLC))
+	}
+	if p.IDOffset != 0 {
+		keys = append(keys, fmt.Sprintf("id_offset: %d", p.IDOffset))
+	}
+	if p.LoadPercent != 0 {
+		keys = append(keys, fmt.Sprintf("load_percent: %g", p.LoadPercent))
+	}
+	return "{" + strings.Join(keys, ", ") + "}"
+}
+
+func filterYAML(f config.Filter) string {
+	if f.Extended {
+		return fmt.Sprintf("{id: %#x, extended: true}", f.ID)
+	}
+	return fmt.Sprintf("{id: %#x}", f.ID)
+}
