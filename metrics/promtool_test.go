@@ -2,31 +2,17 @@ package metrics
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
-)
 
-// lookTool finds a binary of the Debian package prometheus. Without it the test is
-// skipped, except in CI (CI=true), where a missing tool is a failure.
-func lookTool(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (%v): install the Debian package prometheus", name, err)
-	}
-	t.Skipf("%s not found: install the Debian package prometheus to run this test", name)
-	return ""
-}
+	"cand/internal/promtest"
+)
 
 // promtool check metrics lints the text exposition: names, units, _total
 // suffixes, help texts, histogram layout. It must have nothing to say.
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool := lookTool(t, "promtool")
+	promtool := promtest.Tool(t, "promtool")
 	r := New("1.2.3")
 	for _, name := range []string{"can0", "can1"} {
 		c := r.AddController(name, "v"+name)
