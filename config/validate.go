@@ -102,11 +102,12 @@ func validate(c *Config, d *decoder) {
 				v.fail(n.path, "%q is used by %s too (line %d); each controller needs its own interface", n.name, owner(prev), v.where(prev).line)
 			}
 		}
-		if pin, ok := chipSelectPin(ct.SPI.ChipSelect); ok {
-			if prev, dup := csPins[pin]; dup {
-				v.fail(p+".spi.chip_select", "%s (GPIO %d) is used by %s too (line %d); give each controller its own chip select, e.g. chip_select: ce1", ct.SPI.ChipSelect, pin, owner(prev), v.where(prev).line)
+		// A chip select that failed to decode is the zero value, not set.
+		if cs := ct.SPI.ChipSelect; cs.IsSet() {
+			if prev, dup := csPins[cs.Pin()]; dup {
+				v.fail(p+".spi.chip_select", "%s (GPIO %d) is used by %s too (line %d); give each controller its own chip select, e.g. chip_select: ce1", cs, cs.Pin(), owner(prev), v.where(prev).line)
 			} else {
-				csPins[pin] = p + ".spi.chip_select"
+				csPins[cs.Pin()] = p + ".spi.chip_select"
 			}
 		}
 		if ct.IntGPIO >= 0 && ct.IntGPIO <= gpioMax {
@@ -228,35 +229,9 @@ func (v checker) spi(s *SPI, p string) {
 	default:
 		v.fail(p+".mode", "%d is out of range: SPI modes are 0..3, and the MCP2515 supports only 0 and 3", s.Mode)
 	}
-	if _, ok := chipSelectPin(s.ChipSelect); !ok {
-		if n, err := strconv.Atoi(strings.TrimPrefix(s.ChipSelect, "gpio")); err == nil && strings.HasPrefix(s.ChipSelect, "gpio") && pinout.IsSPI0DataPin(n) {
-			v.fail(p+".chip_select", "%s is an SPI0 data pin (%s); write ce0, ce1 or another gpioN", s.ChipSelect, pinout.SPI0DataPins())
-		} else {
-			v.fail(p+".chip_select", "%q is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..%d", s.ChipSelect, gpioMax)
-		}
-	}
 	if s.CSActiveHigh {
 		v.warn(p+".cs_active_high", "the MCP2515's chip select is active-low; keep this only if your board inverts the line")
 	}
-}
-
-// chipSelectPin maps ce0, ce1 and gpioN to the BCM GPIO that carries the chip select.
-func chipSelectPin(cs string) (int, bool) {
-	switch cs {
-	case "ce0":
-		return pinout.PinCE0, true
-	case "ce1":
-		return pinout.PinCE1, true
-	}
-	num, ok := strings.CutPrefix(cs, "gpio")
-	if !ok || num == "" || (len(num) > 1 && num[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 || n > gpioMax || pinout.IsSPI0DataPin(n) {
-		return 0, false
-	}
-	return n, true
 }
 
 func (v checker) duration(path string, d Duration, most time.Duration) {
