@@ -2,7 +2,11 @@
 // with errors that name the file, the line and the key, and say what is allowed.
 package config
 
-import "time"
+import (
+	"time"
+
+	"cand/hw/pinout"
+)
 
 // Config is the whole file. After Load or Parse every default is filled in: every
 // pointer field except Controller.Timing and Controller.Filters is non-nil.
@@ -133,8 +137,9 @@ type SPI struct {
 	ClockHz uint32 `yaml:"clock_hz"` // requested SCLK, 1 kHz..10 MHz (MCP2515 maximum); default 10 MHz
 	Mode    uint8  `yaml:"mode"`     // 0 (default) or 3: the MCP2515 supports only these; 1 and 2 are refused
 	// ChipSelect: "ce0" (default, GPIO 8), "ce1" (GPIO 7), or "gpioN" for any BCM GPIO
-	// 0..53 except the SPI0 data pins 9, 10, 11. One controller per chip select.
-	ChipSelect string `yaml:"chip_select"`
+	// 0..53 except the SPI0 data pins 9, 10, 11, in any letter case. One controller
+	// per chip select. Parsed when the file is decoded (pinout.ParseChipSelect).
+	ChipSelect pinout.ChipSelect `yaml:"chip_select"`
 	// CSActiveHigh inverts the chip select (an MCP2515 needs active-low; loads with a
 	// warning, for boards with an inverter on the line).
 	CSActiveHigh bool `yaml:"cs_active_high"`

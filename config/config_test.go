@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cand/hw/pinout"
 )
 
 // parseErr parses src and returns the error text ("" when it loads).
@@ -111,6 +113,27 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:3:24: controllers[0].spi.chip_select: "gpio54" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
 		{"same chip select", "x.yaml", "controllers:\n  - bitrate: 500000\n  - bitrate: 500000\n    int_gpio: 24\n    spi: {chip_select: gpio8}\n",
 			"x.yaml:5:24: controllers[1].spi.chip_select: gpio8 (GPIO 8) is used by controllers[0] too (line 2); give each controller its own chip select, e.g. chip_select: ce1"},
+		{"same chip select in other letter case", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: CE1}\n  - bitrate: 500000\n    int_gpio: 24\n    spi: {chip_select: Gpio7}\n",
+			"x.yaml:6:24: controllers[1].spi.chip_select: gpio7 (GPIO 7) is used by controllers[0] too (line 3); give each controller its own chip select, e.g. chip_select: ce1"},
+		{"chip select upper case on SCLK", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: GPIO11}\n",
+			"x.yaml:3:24: controllers[0].spi.chip_select: GPIO11 is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); write ce0, ce1 or another gpioN"},
+		{"chip select upper case beyond 53", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: GPIO60}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "GPIO60" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"chip select leading zero", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: gpio05}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "gpio05" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"chip select signed", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: gpio+5}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "gpio+5" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"chip select empty", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: \"\"}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"chip select number", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: 8}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "8" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"chip select list", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: [ce0]}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: expected a string; got a list`},
+		{"bad chip select is no clash", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: gpio99}\n  - bitrate: 500000\n    int_gpio: 24\n    spi: {chip_select: gpio98}\n",
+			`x.yaml:3:24: controllers[0].spi.chip_select: "gpio99" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53` + "\n" +
+				`x.yaml:6:24: controllers[1].spi.chip_select: "gpio98" is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..53`},
+		{"INT on upper-case chip select", "x.yaml", "controllers:\n  - bitrate: 500000\n    spi: {chip_select: GPIO24}\n    int_gpio: 24\n",
+			"x.yaml:4:15: controllers[0].int_gpio: GPIO 24 is the chip select of controllers[0]; the INT line needs a pin of its own"},
 		{"same INT", "x.yaml", "controllers:\n  - bitrate: 500000\n  - bitrate: 500000\n    spi: {chip_select: ce1}\n",
 			"x.yaml:3:5: controllers[1].int_gpio: GPIO 25 is used by controllers[0] too (line 2); each MCP2515 needs its own INT line"},
 		{"INT on SPI pin", "x.yaml", "controllers:\n  - bitrate: 500000\n    int_gpio: 11\n",
@@ -201,6 +224,20 @@ func TestParseErrorsAllSortedCapped(t *testing.T) {
 	}
 }
 
+// chip_select is read in any letter case, once, into the typed value the hardware uses.
+func TestChipSelectAnyCase(t *testing.T) {
+	c, err := Parse("x.yaml", []byte("controllers:\n  - bitrate: 500000\n    spi: {chip_select: CE1}\n  - bitrate: 500000\n    spi: {chip_select: Gpio5}\n    int_gpio: 24\n  - bitrate: 500000\n    spi: {chip_select: \"ce0\"}\n    int_gpio: 23\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpio5, _ := pinout.ParseChipSelect("gpio5")
+	for i, want := range []pinout.ChipSelect{pinout.CE1, gpio5, pinout.CE0} {
+		if got := c.Controllers[i].SPI.ChipSelect; got != want {
+			t.Errorf("controllers[%d].spi.chip_select = %v, want %v", i, got, want)
+		}
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	c, err := Parse("x.yaml", []byte("controllers:\n  - bitrate: 500000\n  - bitrate: 250000\n    spi: {chip_select: ce1}\n    int_gpio: 24\n    interface: {kind: vxcan}\n    sim:\n      peers: [{kind: answer}, {kind: periodic, ids: [1]}]\n    filters: {}\n"))
 	if err != nil {
@@ -212,12 +249,12 @@ func TestDefaults(t *testing.T) {
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics:  Metrics{Listen: ptr("127.0.0.1:9108")},
 		Controllers: []Controller{{
-			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: "ce0"}, IntGPIO: 25,
+			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,
 			OscillatorHz: 16_000_000, Bitrate: 500_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Interface: Interface{Name: "vcan0", Kind: KindVCAN, RcvBuf: 4 << 20},
 		}, {
-			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: "ce1"}, IntGPIO: 24,
+			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE1}, IntGPIO: 24,
 			OscillatorHz: 16_000_000, Bitrate: 250_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Filters:   &Filters{Rollover: ptr(true)},

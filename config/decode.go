@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"math"
 	"reflect"
 	"strconv"
@@ -79,6 +80,19 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 			return false
 		}
 		v.SetInt(int64(dur))
+		return true
+	}
+	// A schema type that parses itself (pinout.ChipSelect) reads a string; its
+	// error is the message, naming the value and what to write instead.
+	if t, ok := textValue(v); ok {
+		s, ok := d.scalar(n, path, here, "a string")
+		if !ok {
+			return false
+		}
+		if err := t.UnmarshalText([]byte(s)); err != nil {
+			d.errorf(here, path, "%s", err)
+			return false
+		}
 		return true
 	}
 	switch v.Kind() {
@@ -172,6 +186,15 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 	}
 	d.errorf(here, path, "cannot hold a value (schema type %s); report this as a bug", v.Type())
 	return false
+}
+
+// textValue returns v as a TextUnmarshaler when its type parses itself.
+func textValue(v reflect.Value) (encoding.TextUnmarshaler, bool) {
+	if !v.CanAddr() {
+		return nil, false
+	}
+	t, ok := v.Addr().Interface().(encoding.TextUnmarshaler)
+	return t, ok
 }
 
 // mapping decodes a YAML mapping into the struct v by the fields' yaml tags.

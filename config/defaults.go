@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"cand/hw/pinout"
 )
 
 // Defaults of the optional settings (documented on the schema).
@@ -13,7 +15,7 @@ const (
 	DefaultPriority     = 40
 	DefaultMetrics      = "127.0.0.1:9108"
 	DefaultSPIClockHz   = 10_000_000
-	DefaultChipSelect   = "ce0"
+	DefaultChipSelect   = pinout.CE0
 	DefaultIntGPIO      = 25
 	DefaultOscillatorHz = 16_000_000
 	DefaultRestartMs    = 100

@@ -8,17 +8,12 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"cand/hw/pinout"
 )
 
-// BCM2835 pins validation must know (BCM2835 ARM Peripherals §6.2, SPI0 in ALT0):
-// the data pins can never be anything else while SPI0 runs.
 const (
-	gpioMax       = 53 // BCM GPIO 0..53
-	pinCE1        = 7
-	pinCE0        = 8
-	pinMISO       = 9
-	pinMOSI       = 10
-	pinSCLK       = 11
+	gpioMax       = pinout.MaxGPIO // BCM GPIO 0..53, on every supported SoC
 	maxRTPrio     = 99
 	irqThreadPrio = 50 // the kernel's threaded IRQ handlers run at SCHED_FIFO 50
 	maxFilters    = 6
@@ -107,11 +102,12 @@ func validate(c *Config, d *decoder) {
 				v.fail(n.path, "%q is used by %s too (line %d); each controller needs its own interface", n.name, owner(prev), v.where(prev).line)
 			}
 		}
-		if pin, ok := chipSelectPin(ct.SPI.ChipSelect); ok {
-			if prev, dup := csPins[pin]; dup {
-				v.fail(p+".spi.chip_select", "%s (GPIO %d) is used by %s too (line %d); give each controller its own chip select, e.g. chip_select: ce1", ct.SPI.ChipSelect, pin, owner(prev), v.where(prev).line)
+		// A chip select that failed to decode is the zero value, not set.
+		if cs := ct.SPI.ChipSelect; cs.IsSet() {
+			if prev, dup := csPins[cs.Pin()]; dup {
+				v.fail(p+".spi.chip_select", "%s (GPIO %d) is used by %s too (line %d); give each controller its own chip select, e.g. chip_select: ce1", cs, cs.Pin(), owner(prev), v.where(prev).line)
 			} else {
-				csPins[pin] = p + ".spi.chip_select"
+				csPins[cs.Pin()] = p + ".spi.chip_select"
 			}
 		}
 		if ct.IntGPIO >= 0 && ct.IntGPIO <= gpioMax {
@@ -155,8 +151,8 @@ func (v checker) analyzerPins(a *AnalyzerPins, csPins, intPins map[int]string) {
 		case p.pin < 0 || p.pin > gpioMax:
 			v.fail(p.path, "%d is not allowed: a BCM GPIO 0..%d, or -1 for off", p.pin, gpioMax)
 			continue
-		case isSPIDataPin(p.pin):
-			v.fail(p.path, "GPIO %d is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); pick another GPIO", p.pin)
+		case pinout.IsSPI0DataPin(p.pin):
+			v.fail(p.path, "GPIO %d is an SPI0 data pin (%s); pick another GPIO", p.pin, pinout.SPI0DataPins())
 			continue
 		}
 		if cs, clash := csPins[p.pin]; clash {
@@ -197,8 +193,8 @@ func (v checker) controller(c *Config, ct *Controller, p string) {
 	switch {
 	case ct.IntGPIO < 0 || ct.IntGPIO > gpioMax:
 		v.fail(p+".int_gpio", "%d is not allowed: a BCM GPIO 0..%d (PiCAN2 and Waveshare boards use 25)", ct.IntGPIO, gpioMax)
-	case isSPIDataPin(ct.IntGPIO):
-		v.fail(p+".int_gpio", "GPIO %d is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); give the GPIO the MCP2515's INT is wired to", ct.IntGPIO)
+	case pinout.IsSPI0DataPin(ct.IntGPIO):
+		v.fail(p+".int_gpio", "GPIO %d is an SPI0 data pin (%s); give the GPIO the MCP2515's INT is wired to", ct.IntGPIO, pinout.SPI0DataPins())
 	}
 	v.duration(p+".int_poll_window", ct.IntPollWindow, time.Second)
 	v.duration(p+".int_debounce", ct.IntDebounce, time.Second)
@@ -233,38 +229,10 @@ func (v checker) spi(s *SPI, p string) {
 	default:
 		v.fail(p+".mode", "%d is out of range: SPI modes are 0..3, and the MCP2515 supports only 0 and 3", s.Mode)
 	}
-	if _, ok := chipSelectPin(s.ChipSelect); !ok {
-		if n, err := strconv.Atoi(strings.TrimPrefix(s.ChipSelect, "gpio")); err == nil && strings.HasPrefix(s.ChipSelect, "gpio") && isSPIDataPin(n) {
-			v.fail(p+".chip_select", "%s is an SPI0 data pin (MISO 9, MOSI 10, SCLK 11); write ce0, ce1 or another gpioN", s.ChipSelect)
-		} else {
-			v.fail(p+".chip_select", "%q is not a chip select; write ce0, ce1 or gpioN with N a BCM GPIO 0..%d", s.ChipSelect, gpioMax)
-		}
-	}
 	if s.CSActiveHigh {
 		v.warn(p+".cs_active_high", "the MCP2515's chip select is active-low; keep this only if your board inverts the line")
 	}
 }
-
-// chipSelectPin maps ce0, ce1 and gpioN to the BCM GPIO that carries the chip select.
-func chipSelectPin(cs string) (int, bool) {
-	switch cs {
-	case "ce0":
-		return pinCE0, true
-	case "ce1":
-		return pinCE1, true
-	}
-	num, ok := strings.CutPrefix(cs, "gpio")
-	if !ok || num == "" || (len(num) > 1 && num[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 || n > gpioMax || isSPIDataPin(n) {
-		return 0, false
-	}
-	return n, true
-}
-
-func isSPIDataPin(n int) bool { return n == pinMISO || n == pinMOSI || n == pinSCLK }
 
 func (v checker) duration(path string, d Duration, most time.Duration) {
 	if d < 0 || d.D() > most {

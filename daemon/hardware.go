@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 
 	"cand/bridge"
 	"cand/config"
@@ -185,20 +183,16 @@ func (h *hardware) device(cc *config.Controller) (*bcm2835.Device, error) {
 	return h.spi.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
 }
 
+// chipSelect turns the parsed spi.chip_select into the SPI engine's form.
 func chipSelect(cc *config.Controller) (bcm2835.ChipSelect, error) {
-	s := strings.ToLower(cc.SPI.ChipSelect)
-	switch {
-	case s == "" || s == "ce0":
-		return bcm2835.ChipSelect{Native: 0, ActiveHigh: cc.SPI.CSActiveHigh}, nil
-	case s == "ce1":
-		return bcm2835.ChipSelect{Native: 1, ActiveHigh: cc.SPI.CSActiveHigh}, nil
-	case strings.HasPrefix(s, "gpio"):
-		n, err := strconv.Atoi(s[4:])
-		if err == nil {
-			return bcm2835.ChipSelect{Native: -1, GPIO: n, ActiveHigh: cc.SPI.CSActiveHigh}, nil
-		}
+	cs := cc.SPI.ChipSelect
+	if !cs.IsSet() {
+		return bcm2835.ChipSelect{}, fmt.Errorf("spi.chip_select not set: use ce0, ce1 or gpioN")
 	}
-	return bcm2835.ChipSelect{}, fmt.Errorf("spi.chip_select %q: use ce0, ce1 or gpioN", cc.SPI.ChipSelect)
+	if ce, native := cs.CE(); native {
+		return bcm2835.ChipSelect{Native: ce, ActiveHigh: cc.SPI.CSActiveHigh}, nil
+	}
+	return bcm2835.ChipSelect{Native: -1, GPIO: cs.Pin(), ActiveHigh: cc.SPI.CSActiveHigh}, nil
 }
 
 // intLine is the INT level through the GPIO level register.

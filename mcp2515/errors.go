@@ -1,24 +1,17 @@
 package mcp2515
 
-// BusState is the CAN error state decoded from EFLG (same order as the kernel's
-// enum can_state up to bus-off).
-type BusState uint8
+import "cand/canstate"
 
+// BusState is the CAN error state decoded from EFLG.
+type BusState = canstate.State
+
+// The states StateFromEFLG decodes, as the rest of the driver names them.
 const (
-	StateErrorActive BusState = iota
-	StateErrorWarning
-	StateErrorPassive
-	StateBusOff
+	StateErrorActive  = canstate.ErrorActive
+	StateErrorWarning = canstate.ErrorWarning
+	StateErrorPassive = canstate.ErrorPassive
+	StateBusOff       = canstate.BusOff
 )
-
-var stateNames = [...]string{"error-active", "error-warning", "error-passive", "bus-off"}
-
-func (s BusState) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "unknown"
-}
 
 // ErrorEvent is what one error pass found. The bridge turns it into a SocketCAN
 // error frame (linux/can/error.h) and metrics.

@@ -27,15 +27,6 @@ func (c Completion) String() string {
 	return "unknown"
 }
 
-// Bus states as exported by the BusState gauge (the MCP2515's EFLG and the CAN
-// fault-confinement states).
-const (
-	BusErrorActive  = 0
-	BusErrorWarning = 1 // TEC or REC ≥ 96
-	BusErrorPassive = 2 // TEC or REC ≥ 128
-	BusOff          = 3 // TEC ≥ 256
-)
-
 // Controller holds every metric of one MCP2515 and its SocketCAN interface. All
 // fields are set by Registry.AddController and never change afterwards, so the
 // frame path dereferences them without checks. Latencies are recorded in
@@ -79,7 +70,7 @@ type Controller struct {
 	Polls            *Counter // cand_waits_total{completion="poll"}
 	Sleeps           *Counter // cand_waits_total{completion="sleep"}
 
-	BusState *Gauge // cand_bus_state: BusErrorActive … BusOff
+	BusState *Gauge // cand_bus_state: a canstate.State, the kernel's CAN_STATE_* number
 	TEC      *Gauge // cand_tec (transmit error counter)
 	REC      *Gauge // cand_rec (receive error counter)
 	SCLKHz   *Gauge // cand_spi_clock_hertz

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"cand/canstate"
 )
 
 // recordKnown fills the rx_end_to_end stage with values whose buckets are known:
@@ -159,7 +161,7 @@ func TestTextExposition(t *testing.T) {
 	c.RXFrames.Add(3)
 	c.Polls.Add(5)
 	c.Sleeps.Inc()
-	c.BusState.Set(BusErrorPassive)
+	c.BusState.Set(int64(canstate.ErrorPassive))
 	c.SCLKHz.Set(10_000_000)
 	c.ObserveTransfer(4, CompletionPoll, 7200, 2) // read_status
 	text := scrapeText(t, r.Handler())

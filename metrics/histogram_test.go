@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cand/canstate"
 )
 
 func TestHistogramCountsSumMax(t *testing.T) {
@@ -97,7 +99,7 @@ func TestZeroAllocations(t *testing.T) {
 		ns = ns*3 + 7 // walk over many buckets, first hits included
 		c.RXFrames.Add(1)
 		c.RXBytes.Add(8)
-		c.BusState.Set(BusErrorWarning)
+		c.BusState.Set(int64(canstate.ErrorWarning))
 		c.ObserveTransfer(1, CompletionSleep, ns&0xffff, 14)
 	}); n != 0 {
 		t.Errorf("frame path allocates %v times per run, want 0", n)

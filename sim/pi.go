@@ -9,11 +9,10 @@ package sim
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/hw/pinout"
 	"cand/sim/canbus"
 	"cand/sim/clock"
 	"cand/sim/mcpchip"
@@ -97,19 +96,12 @@ func New(cfg *config.Config) (*Pi, error) {
 	return p, nil
 }
 
-func csPin(cs string) (int, error) {
-	s := strings.ToLower(cs)
-	switch {
-	case s == "" || s == "ce0":
-		return bcm2835.PinCE0, nil
-	case s == "ce1":
-		return bcm2835.PinCE1, nil
-	case strings.HasPrefix(s, "gpio"):
-		if n, err := strconv.Atoi(s[4:]); err == nil {
-			return n, nil
-		}
+// csPin is the GPIO that carries the controller's chip select.
+func csPin(cs pinout.ChipSelect) (int, error) {
+	if !cs.IsSet() {
+		return 0, fmt.Errorf("chip select not set: use ce0, ce1 or gpioN")
 	}
-	return 0, fmt.Errorf("chip select %q: use ce0, ce1 or gpioN", cs)
+	return cs.Pin(), nil
 }
 
 // SPI0 is the SPI0 register block.

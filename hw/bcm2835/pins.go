@@ -3,6 +3,8 @@ package bcm2835
 import (
 	"errors"
 	"fmt"
+
+	"cand/hw/pinout"
 )
 
 // PinPlan is every GPIO cand drives on SPI0's bus, configured once at start.
@@ -98,9 +100,9 @@ func planSteps(g *GPIO, plan PinPlan) ([]pinStep, error) {
 	// The SPI0 data pins are always in ALT0; they are claimed first so a
 	// conflict names them as the owner.
 	data := []pinStep{
-		{pin: PinMISO, role: "SPI0 MISO", fsel: FselAlt0},
-		{pin: PinMOSI, role: "SPI0 MOSI", fsel: FselAlt0},
-		{pin: PinSCLK, role: "SPI0 SCLK", fsel: FselAlt0},
+		{pin: pinout.PinMISO, role: "SPI0 MISO", fsel: FselAlt0},
+		{pin: pinout.PinMOSI, role: "SPI0 MOSI", fsel: FselAlt0},
+		{pin: pinout.PinSCLK, role: "SPI0 SCLK", fsel: FselAlt0},
 	}
 	roles := map[int]string{}
 	for _, d := range data {
@@ -134,9 +136,9 @@ func planSteps(g *GPIO, plan PinPlan) ([]pinStep, error) {
 		var err error
 		switch cs.Native {
 		case 0:
-			err = add(&native, pinStep{pin: PinCE0, role: "SPI0 CE0", fsel: FselAlt0})
+			err = add(&native, pinStep{pin: pinout.PinCE0, role: "SPI0 CE0", fsel: FselAlt0})
 		case 1:
-			err = add(&native, pinStep{pin: PinCE1, role: "SPI0 CE1", fsel: FselAlt0})
+			err = add(&native, pinStep{pin: pinout.PinCE1, role: "SPI0 CE1", fsel: FselAlt0})
 		case -1:
 			role := "an active-low chip select"
 			if cs.ActiveHigh {

@@ -4,8 +4,10 @@
 // driver and by the simulator's register models (sim/soc).
 //
 // References: BCM2835 ARM Peripherals §6 (GPIO) and §10 (SPI), BCM2711 ARM
-// Peripherals, and the facts in ../shared/reference/bcm283x-userspace-access.md.
+// Peripherals, and the kernel's drivers/spi/spi-bcm2835.c.
 package bcm2835
+
+import "cand/hw/pinout"
 
 // Regs is one memory-mapped 32-bit register block. Offsets are byte offsets from the
 // block's base. Implementations: MMIO (real registers through mmap) and the
@@ -107,17 +109,15 @@ const (
 	FselAlt5   = 0b010
 )
 
-// SPI0 pins (ALT0).
+// SPI0 pins (ALT0) and GPIO counts: aliases of package pinout's, for the code that
+// names them here.
 const (
-	PinCE1  = 7
-	PinCE0  = 8
-	PinMISO = 9
-	PinMOSI = 10
-	PinSCLK = 11
-)
+	PinCE1  = pinout.PinCE1
+	PinCE0  = pinout.PinCE0
+	PinMISO = pinout.PinMISO
+	PinMOSI = pinout.PinMOSI
+	PinSCLK = pinout.PinSCLK
 
-// Number of GPIOs: BCM2835 has 54, BCM2711 58.
-const (
-	NumGPIOBCM2835 = 54
-	NumGPIOBCM2711 = 58
+	NumGPIOBCM2835 = pinout.NumGPIOBCM2835
+	NumGPIOBCM2711 = pinout.NumGPIOBCM2711
 )
