@@ -49,6 +49,8 @@ type Controller struct {
 	TXFrames         *Counter // cand_tx_frames_total
 	RXBytes          *Counter // cand_rx_bytes_total (data bytes)
 	TXBytes          *Counter // cand_tx_bytes_total (data bytes)
+	RXBits           *Counter // cand_rx_bit_times_total: bit times on the wire of received frames, stuffing and intermission included
+	TXBits           *Counter // cand_tx_bit_times_total: bit times on the wire of transmitted frames, stuffing and intermission included
 	RXOverflows      *Counter // cand_rx_overflows_total (frames lost in the chip)
 	TXDropped        *Counter // cand_tx_dropped_total
 	ErrorFrames      *Counter // cand_error_frames_total
@@ -73,7 +75,15 @@ type Controller struct {
 	BusState *Gauge // cand_bus_state: a canstate.State, the kernel's CAN_STATE_* number
 	TEC      *Gauge // cand_tec (transmit error counter)
 	REC      *Gauge // cand_rec (receive error counter)
-	SCLKHz   *Gauge // cand_spi_clock_hertz
+	// ChipUp is 1 while the MCP2515 answers on SPI, 0 while it is missing or not
+	// answering (retried with back-off): cand_chip_up.
+	ChipUp *Gauge
+	// LinkUp is 1 while the SocketCAN interface is up and the controller on the
+	// bus, 0 while the interface is down and cand holds the controller off the
+	// bus: cand_link_up.
+	LinkUp  *Gauge
+	Bitrate *Gauge // cand_bitrate: the nominal bitrate configured, bit/s
+	SCLKHz  *Gauge // cand_spi_clock_hertz
 	// SCLK reachable over the core clock's range (firmware scaling, unless pinned).
 	SCLKMinHz, SCLKMaxHz *Gauge // cand_spi_clock_min_hertz, cand_spi_clock_max_hertz
 
@@ -100,6 +110,8 @@ func newController(name, iface string, created time.Time) *Controller {
 		TXFrames:         new(Counter),
 		RXBytes:          new(Counter),
 		TXBytes:          new(Counter),
+		RXBits:           new(Counter),
+		TXBits:           new(Counter),
 		RXOverflows:      new(Counter),
 		TXDropped:        new(Counter),
 		ErrorFrames:      new(Counter),
@@ -123,6 +135,9 @@ func newController(name, iface string, created time.Time) *Controller {
 		BusState:         new(Gauge),
 		TEC:              new(Gauge),
 		REC:              new(Gauge),
+		ChipUp:           new(Gauge),
+		LinkUp:           new(Gauge),
+		Bitrate:          new(Gauge),
 		SCLKHz:           new(Gauge),
 		SCLKMinHz:        new(Gauge),
 		SCLKMaxHz:        new(Gauge),
