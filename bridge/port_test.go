@@ -33,13 +33,6 @@ type portRig struct {
 	intPin int
 }
 
-type levelLine struct {
-	g   *bcm2835.GPIO
-	pin int
-}
-
-func (l levelLine) Asserted() bool { return !l.g.Level(l.pin) }
-
 func newPortRig(t *testing.T) *portRig { return newPortRigProbe(t, nil) }
 
 // probePins are the logic-analyzer pins newPortRigProbe sets up when asked.
@@ -95,7 +88,7 @@ func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := mcp2515.New(spi, levelLine{r.gpio, intPin}, mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Bitrate: 500_000}, mono.Now)
+	ctl := mcp2515.New(spi, r.gpio.ActiveLow(intPin), mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Bitrate: 500_000}, mono.Now)
 	r.advance()
 	if err := ctl.Init(); err != nil {
 		t.Fatal(err)

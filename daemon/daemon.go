@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 		m.SCLKMinHz.Set(int64(sclkLo))
 		m.SCLKMaxHz.Set(int64(sclkHi))
 		spi := bridge.NewSPI(dev, m, probe)
-		intr := intLine{g: hw.gpio, pin: cc.IntGPIO}
+		intr := hw.gpio.ActiveLow(cc.IntGPIO)
 		ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
 
 		sockFd := -1

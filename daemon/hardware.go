@@ -200,11 +200,3 @@ func chipSelect(cc *config.Controller) (bcm2835.ChipSelect, error) {
 	}
 	return bcm2835.ChipSelect{}, fmt.Errorf("spi.chip_select %q: use ce0, ce1 or gpioN", cc.SPI.ChipSelect)
 }
-
-// intLine is the INT level through the GPIO level register.
-type intLine struct {
-	g   *bcm2835.GPIO
-	pin int
-}
-
-func (l intLine) Asserted() bool { return !l.g.Level(l.pin) }
