@@ -115,13 +115,20 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) (err error) {
 			cleanups = append(cleanups, undo)
 			sockFd = fd
 		}
-		port := bridge.NewPort(cc.Name, ctl, spi, hw.fds[i], sockFd, m, *cc.ErrorFrames)
-		port.RestartNs = int64(*cc.RestartMs) * 1e6
-		port.TxTimeoutNs = int64(cc.TxTimeout.D())
-		port.Log = log.Warn
-		owner.Ports = append(owner.Ports, port)
-		owner.Int = append(owner.Int, intr)
-		owner.PollWindow = append(owner.PollWindow, cc.IntPollWindow.D())
+		owner.Ports = append(owner.Ports, bridge.NewPort(bridge.PortConfig{
+			Name:        cc.Name,
+			Ctl:         ctl,
+			SPI:         spi,
+			Int:         intr,
+			IntFd:       hw.fds[i],
+			SockFd:      sockFd,
+			Metrics:     m,
+			ErrorFrames: *cc.ErrorFrames,
+			RestartNs:   int64(*cc.RestartMs) * 1e6,
+			TxTimeoutNs: int64(cc.TxTimeout.D()),
+			PollWindow:  cc.IntPollWindow.D(),
+			Log:         log.Warn,
+		}))
 		name, iface := cc.Name, cc.Interface.Name
 		inits = append(inits, func() error {
 			if err := ctl.Init(); err != nil {
