@@ -38,5 +38,5 @@
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to
 // another goroutine, or makes a syscall other than epoll_wait, the event read and
-// the socket write (see the AllocsPerRun tests and benchmarks).
+// the socket write (see the AllocsPerRun tests in port_test.go).
 package bridge
