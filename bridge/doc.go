@@ -1,26 +1,42 @@
 // Package bridge is the owner thread: the one goroutine, locked to one OS thread,
 // that touches an SPI bus and moves frames between its MCP2515s and their
-// SocketCAN sockets. Read it top to bottom to follow a frame:
+// SocketCAN sockets. Reading the files in this order follows a frame:
 //
-// RX (owner.go → port.go → rx.go):
-//  1. The MCP2515 pulls INT low; the kernel timestamps the edge (GPIO character
-//     device, or the simulator's stand-in) and the owner's epoll_wait returns.
-//  2. The owner reads the edge events (one read), notes the newest timestamp, and
-//     calls the controller's HandleInterrupt.
-//  3. HandleInterrupt does READ STATUS, then READ RX BUFFER for each full buffer in
-//     bus order; each frame goes to Port.Received, which encodes it and writes it
-//     to the socket at once, then records INT edge → socket write.
-//  4. INT is re-checked through the GPIO level register (no syscall): the GPIO
-//     character device only reports edges, so level semantics are emulated and no
-//     interrupt is lost. With int_poll_window the owner keeps watching the level
-//     for a bounded time before it sleeps in epoll_wait again.
+// port.go: a Port is one controller with its INT line, its poll window and its
+// socket, built from one PortConfig; owner.go: Owner.Run locks the thread and puts
+// every port's INT event fd and socket in one epoll set.
 //
-// TX (tx.go): the socket is in the epoll set edge-triggered. A frame is read from
-// it only when a TX buffer is free (mcp2515.Controller.TxFree), so the socket's
-// receive queue is the back-pressure and nothing is dropped; LOAD TX BUFFER + RTS
-// follow at once; the TX-done interrupt frees the buffer and pumps the next frame.
+// RX, INT edge → socket write:
+//  1. loop.go: the MCP2515 pulls INT low; the kernel timestamps the edge (GPIO
+//     character device, or the simulator's stand-in) and epoll_wait returns.
+//  2. rx.go: the port reads the edge events (one read), notes the newest
+//     timestamp, and calls the controller's HandleInterrupt: READ STATUS, then
+//     READ RX BUFFER for each full buffer in bus order, each a transfer through
+//     spi.go (its timing recorded; probe.go's optional analyzer pins mark the
+//     stages). Each frame goes to Port.Received, which encodes it and writes it to
+//     the socket at once, then records INT edge → socket write.
+//  3. loop.go: each turn re-checks INT through the GPIO level register (no
+//     syscall): the GPIO character device only reports edges, so level semantics
+//     are emulated and no interrupt is lost. With int_poll_window the loop keeps
+//     watching the level for a bounded time before it sleeps in epoll_wait again.
+//
+// TX, socket read → TX done:
+//  4. loop.go: the socket is in the epoll set edge-triggered; EPOLLIN marks it
+//     readable and the port's turn pumps it.
+//  5. tx.go: a frame is read from the socket only when a TX buffer is free
+//     (mcp2515.Controller.TxFree), so the socket's receive queue is the
+//     back-pressure and nothing is dropped; LOAD TX BUFFER + RTS follow at once.
+//     The TX-done interrupt (rx.go's handler) reaches Port.Transmitted, which
+//     frees the buffer; the next frame is pumped in the same turn.
+//
+// When the bus or the chip fails:
+//  6. errorframe.go: the chip's error events are counted and, if enabled, sent
+//     as SocketCAN error frames.
+//  7. recovery.go: bus-off holds the controller off the bus until its restart; a
+//     chip that reset itself or stopped answering is re-initialised, and retried
+//     with back-off while it does not answer.
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to
 // another goroutine, or makes a syscall other than epoll_wait, the event read and
-// the socket write (see the AllocsPerRun tests and benchmarks).
+// the socket write (see the AllocsPerRun tests in port_test.go).
 package bridge

@@ -5,6 +5,39 @@ import (
 	"cand/socketcan"
 )
 
+// Error implements mcp2515.Sink: the chip's error event is counted, a bus-off or a
+// chip reset starts recovery (recovery.go), and, with error frames on, the event
+// goes to the socket as a SocketCAN error frame.
+func (p *Port) Error(e *mcp2515.ErrorEvent) {
+	if e.ChipReset {
+		p.needReinit = true
+		return
+	}
+	p.M.BusState.Set(int64(e.State))
+	p.M.TEC.Set(int64(e.TEC))
+	p.M.REC.Set(int64(e.REC))
+	if e.RX0Overflow {
+		p.M.RXOverflows.Inc()
+	}
+	if e.RX1Overflow {
+		p.M.RXOverflows.Inc()
+	}
+	if e.MessageError {
+		p.M.MessageErrors.Inc()
+	}
+	if e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff {
+		p.enterBusOff()
+	}
+	if !p.errorFrames {
+		return
+	}
+	ef := errorFrameFor(e)
+	if ef.Class == 0 {
+		return
+	}
+	p.sendError(&ef)
+}
+
 // errorFrameFor maps what the chip reported to a SocketCAN error frame in the
 // kernel's format (linux/can/error.h), as the kernel's mcp251x does, plus the
 // error counters (CAN_ERR_CNT, data[6] = TEC, data[7] = REC) that mcp251x omits.
@@ -41,4 +74,18 @@ func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 		ef.Data[6], ef.Data[7] = e.TEC, e.REC
 	}
 	return ef
+}
+
+// sendError writes an error frame to the socket (if error frames are on) and
+// counts it, or counts the failure.
+func (p *Port) sendError(ef *socketcan.ErrorFrame) {
+	if !p.errorFrames {
+		return
+	}
+	ef.Encode(&p.errBuf)
+	if err := socketcan.WriteFrame(p.sockFd, &p.errBuf); err != nil {
+		p.M.SocketWriteErrs.Inc()
+		return
+	}
+	p.M.ErrorFrames.Inc()
 }

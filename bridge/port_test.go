@@ -32,13 +32,6 @@ type portRig struct {
 	intPin int
 }
 
-type levelLine struct {
-	g   *bcm2835.GPIO
-	pin int
-}
-
-func (l levelLine) Asserted() bool { return !l.g.Level(l.pin) }
-
 func newPortRig(t *testing.T) *portRig { return newPortRigProbe(t, nil) }
 
 // probePins are the logic-analyzer pins newPortRigProbe sets up when asked.
@@ -94,12 +87,13 @@ func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := mcp2515.New(spi, levelLine{r.gpio, intPin}, mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Bitrate: 500_000}, mono.Now)
+	intr := r.gpio.ActiveLow(intPin)
+	ctl := mcp2515.New(spi, intr, mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Bitrate: 500_000}, mono.Now)
 	r.advance()
 	if err := ctl.Init(); err != nil {
 		t.Fatal(err)
 	}
-	r.port = NewPort("can0", ctl, spi, -1, fds[1], m, true)
+	r.port = NewPort(PortConfig{Name: "can0", Ctl: ctl, SPI: spi, Int: intr, IntFd: -1, SockFd: fds[1], Metrics: m, ErrorFrames: true})
 	return r
 }
 

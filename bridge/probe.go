@@ -2,9 +2,9 @@ package bridge
 
 import "cand/hw/bcm2835"
 
-// Probe drives optional logic-analyzer pins at the stage boundaries the reference
-// measurements used: high while an interrupt is handled, while an SPI transfer
-// runs, and while a frame is written to the socket. Each edge is one GPSET/GPCLR
+// Probe drives optional logic-analyzer pins at the frame path's stage boundaries:
+// high while an interrupt is handled, while an SPI transfer runs, and while a
+// frame is written to the socket. Each edge is one GPSET/GPCLR
 // store (no lock, no syscall). A nil *Probe, or a pin < 0, is off: a compare or two.
 type Probe struct {
 	GPIO        *bcm2835.GPIO

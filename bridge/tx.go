@@ -14,7 +14,7 @@ import (
 func (p *Port) pumpTX() error {
 	// Off the bus, frames wait in the socket queue until the restart.
 	for p.sockReadable && !p.busOff && !p.down && p.Ctl.TxFree() {
-		_, err := socketcan.ReadFrame(p.SockFd, &p.txBuf, &p.drops)
+		_, err := socketcan.ReadFrame(p.sockFd, &p.txBuf, &p.drops)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			if err == unix.EAGAIN {
 				p.sockReadable = false
@@ -46,4 +46,50 @@ func (p *Port) pumpTX() error {
 		p.M.TXSocketToRTS.Observe(mono.Now() - readNs)
 	}
 	return nil
+}
+
+// Transmitted implements mcp2515.Sink: the TX-done interrupt freed buf.
+func (p *Port) Transmitted(buf int) {
+	now := mono.Now()
+	p.M.TXFrames.Inc()
+	if t := p.txReadNs[buf]; t != 0 {
+		p.M.TXSocketToDone.Observe(now - t)
+		p.txReadNs[buf] = 0
+	}
+}
+
+// TxFailed implements mcp2515.Sink: the frame was aborted (TX timeout) or failed in
+// one-shot mode. Counted, never silent.
+func (p *Port) TxFailed(buf int) {
+	p.M.TXDropped.Inc()
+	p.txReadNs[buf] = 0
+}
+
+// txDeadline is when the oldest pending frame times out (0: none pending, or no
+// timeout).
+func (p *Port) txDeadline() int64 {
+	if p.txTimeoutNs == 0 || p.busOff {
+		return 0
+	}
+	var oldest int64
+	for _, t := range p.txReadNs {
+		if t != 0 && (oldest == 0 || t < oldest) {
+			oldest = t
+		}
+	}
+	if oldest == 0 {
+		return 0
+	}
+	return oldest + p.txTimeoutNs
+}
+
+// txTimeout aborts every pending frame (ABAT), reports CAN_ERR_TX_TIMEOUT, and
+// services the chip once so the aborted buffers are released.
+func (p *Port) txTimeout() error {
+	if err := p.Ctl.Abort(); err != nil {
+		return err
+	}
+	p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT})
+	_, err := p.Ctl.HandleInterrupt(p)
+	return err
 }

@@ -1,150 +1,30 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
 
 	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
-	"cand/hw/gpio"
-	"cand/sim"
 )
 
-// hardware is one backend: the SPI0 engine and GPIO block on registers (real or
-// modelled), and each controller's INT line as an event fd plus a level.
+// hardware is what both backends drive alike: the SPI0 engine and GPIO block on
+// registers (real or modelled), and each controller's INT line as an event fd plus
+// a level.
 type hardware struct {
-	spi   *bcm2835.SPI
-	gpio  *bcm2835.GPIO
-	core  uint32 // core clock the SCLK divider is sized for
-	pi    *sim.Pi
-	fds   []int
-	start func(ctx context.Context)
-	close func()
+	spi  *bcm2835.SPI
+	gpio *bcm2835.GPIO
+	fds  []int // INT edge-event fds, index-aligned with cfg.Controllers
 }
 
-func openHardware(ctx context.Context, cfg *config.Config, opt Options, log *slog.Logger) (*hardware, error) {
-	switch cfg.Hardware.Backend {
-	case config.BackendBCM2835:
-		return openBCM2835(cfg, log)
-	default:
-		return openSim(cfg, opt)
-	}
+// intLine is controller i's INT line: the fd the owner epolls for its edges, and
+// its level through the GPIO level register.
+func (h *hardware) intLine(i int, cc *config.Controller) (fd int, level bcm2835.ActiveLow) {
+	return h.fds[i], h.gpio.ActiveLow(cc.IntGPIO)
 }
 
-func openSim(cfg *config.Config, opt Options) (*hardware, error) {
-	pi := opt.Sim
-	if pi == nil {
-		var err error
-		pi, err = sim.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-	}
-	g := bcm2835.NewGPIO(pi.GPIO(), pi.SoC())
-	// The same pin set-up as on a real Pi: SPI0 pins to ALT0, INT inputs with
-	// pull-ups. The model's chip selects only reach the chips through it.
-	plan, err := pinPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	saved, err := bcm2835.SetupPins(g, plan)
-	if err != nil {
-		return nil, err
-	}
-	h := &hardware{
-		gpio:  g,
-		core:  pi.CoreClockHz(),
-		pi:    pi,
-		start: pi.Start,
-		close: func() { saved.Restore(); pi.Close() },
-	}
-	h.spi = bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: h.core, PollBudget: cfg.Hardware.PollBudget.D()})
-	for i := range cfg.Controllers {
-		h.fds = append(h.fds, pi.IntFd(i))
-	}
-	return h, nil
-}
-
-func openBCM2835(cfg *config.Config, log *slog.Logger) (*hardware, error) {
-	board, err := bcm2835.Detect("/")
-	if err != nil {
-		return nil, err
-	}
-	m, err := bcm2835.Map(board, "/")
-	if err != nil {
-		return nil, err
-	}
-	gr, err := bcm2835.NewMMIO(m.GPIO)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	sr, err := bcm2835.NewMMIO(m.SPI0)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	g := bcm2835.NewGPIO(gr, board.SoC)
-	core := cfg.Hardware.CoreClockHz
-	if core == 0 {
-		core = board.CoreClockMaxHz
-	}
-	plan, err := pinPlan(cfg)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	saved, err := bcm2835.SetupPins(g, plan)
-	if err != nil {
-		m.Close()
-		return nil, err
-	}
-	log.Info("board", "model", board.Model, "soc", board.SoC.String(), "peripheral_base", fmt.Sprintf("%#x", board.PeriBase),
-		"core_clock_min_hz", board.CoreClockMinHz, "core_clock_max_hz", core, "note", board.CoreClockNote)
-	chip, err := gpio.OpenChip(cfg.Hardware.GPIOChip)
-	if err != nil {
-		saved.Restore()
-		m.Close()
-		return nil, err
-	}
-	h := &hardware{gpio: g, core: core}
-	h.spi = bcm2835.NewSPI(sr, g, bcm2835.SPIOptions{CoreClockHz: core, MinCoreClockHz: board.CoreClockMinHz, PollBudget: cfg.Hardware.PollBudget.D()})
-	var lines []*gpio.Line
-	for i := range cfg.Controllers {
-		cc := &cfg.Controllers[i]
-		l, err := chip.RequestLine(uint32(cc.IntGPIO), gpio.LineConfig{
-			Consumer: "cand-" + cc.Name,
-			Bias:     gpio.BiasPullUp,
-			Edge:     gpio.EdgeFalling,
-			Debounce: cc.IntDebounce.D(),
-		})
-		if err != nil {
-			for _, l := range lines {
-				l.Close()
-			}
-			chip.Close()
-			saved.Restore()
-			m.Close()
-			return nil, fmt.Errorf("controller %s: INT on GPIO %d: %w", cc.Name, cc.IntGPIO, err)
-		}
-		lines = append(lines, l)
-		h.fds = append(h.fds, l.Fd())
-	}
-	h.close = func() {
-		for _, l := range lines {
-			l.Close()
-		}
-		chip.Close()
-		if err := saved.Restore(); err != nil {
-			log.Warn("restoring pins", "err", err)
-		}
-		m.Close()
-	}
-	return h, nil
-}
-
+// pinPlan is the pins the configuration gives cand: the chip selects, the INT
+// inputs and the logic-analyzer outputs.
 func pinPlan(cfg *config.Config) (bcm2835.PinPlan, error) {
 	var plan bcm2835.PinPlan
 	for i := range cfg.Controllers {
@@ -194,11 +74,3 @@ func chipSelect(cc *config.Controller) (bcm2835.ChipSelect, error) {
 	}
 	return bcm2835.ChipSelect{Native: -1, GPIO: cs.Pin(), ActiveHigh: cc.SPI.CSActiveHigh}, nil
 }
-
-// intLine is the INT level through the GPIO level register.
-type intLine struct {
-	g   *bcm2835.GPIO
-	pin int
-}
-
-func (l intLine) Asserted() bool { return !l.g.Level(l.pin) }

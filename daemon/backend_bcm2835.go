@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"cand/config"
+	"cand/hw/bcm2835"
+	"cand/hw/gpio"
+	"cand/metrics"
+)
+
+// bcm2835Backend is a real Pi: SPI0 and GPIO registers mapped from /dev/mem or
+// /dev/gpiomem, and the INT lines' edges from the GPIO character device.
+type bcm2835Backend struct {
+	*hardware
+	release func()
+}
+
+func openBCM2835(cfg *config.Config, log *slog.Logger) (*bcm2835Backend, error) {
+	board, err := bcm2835.Detect("/")
+	if err != nil {
+		return nil, err
+	}
+	m, err := bcm2835.Map(board, "/")
+	if err != nil {
+		return nil, err
+	}
+	gr, err := bcm2835.NewMMIO(m.GPIO)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	sr, err := bcm2835.NewMMIO(m.SPI0)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	g := bcm2835.NewGPIO(gr, board.SoC)
+	core := cfg.Hardware.CoreClockHz
+	if core == 0 {
+		core = board.CoreClockMaxHz
+	}
+	plan, err := pinPlan(cfg)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	saved, err := bcm2835.SetupPins(g, plan)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	log.Info("board", "model", board.Model, "soc", board.SoC.String(), "peripheral_base", fmt.Sprintf("%#x", board.PeriBase),
+		"core_clock_min_hz", board.CoreClockMinHz, "core_clock_max_hz", core, "note", board.CoreClockNote)
+	chip, err := gpio.OpenChip(cfg.Hardware.GPIOChip)
+	if err != nil {
+		saved.Restore()
+		m.Close()
+		return nil, err
+	}
+	h := &hardware{gpio: g}
+	h.spi = bcm2835.NewSPI(sr, g, bcm2835.SPIOptions{CoreClockHz: core, MinCoreClockHz: board.CoreClockMinHz, PollBudget: cfg.Hardware.PollBudget.D()})
+	var lines []*gpio.Line
+	for i := range cfg.Controllers {
+		cc := &cfg.Controllers[i]
+		l, err := chip.RequestLine(uint32(cc.IntGPIO), gpio.LineConfig{
+			Consumer: "cand-" + cc.Name,
+			Bias:     gpio.BiasPullUp,
+			Edge:     gpio.EdgeFalling,
+			Debounce: cc.IntDebounce.D(),
+		})
+		if err != nil {
+			for _, l := range lines {
+				l.Close()
+			}
+			chip.Close()
+			saved.Restore()
+			m.Close()
+			return nil, fmt.Errorf("controller %s: INT on GPIO %d: %w", cc.Name, cc.IntGPIO, err)
+		}
+		lines = append(lines, l)
+		h.fds = append(h.fds, l.Fd())
+	}
+	release := func() {
+		for _, l := range lines {
+			l.Close()
+		}
+		chip.Close()
+		if err := saved.Restore(); err != nil {
+			log.Warn("restoring pins", "err", err)
+		}
+		m.Close()
+	}
+	return &bcm2835Backend{hardware: h, release: release}, nil
+}
+
+// A real Pi runs nothing by itself and has no metrics or report of its own.
+func (b *bcm2835Backend) threads() int              { return 0 }
+func (b *bcm2835Backend) observe(*metrics.Registry) {}
+func (b *bcm2835Backend) start(context.Context)     {}
+func (b *bcm2835Backend) bindOwner()                {}
+func (b *bcm2835Backend) report()                   {}
+func (b *bcm2835Backend) close()                    { b.release() }

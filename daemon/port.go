@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"fmt"
+
+	"cand/bridge"
+	"cand/config"
+	"cand/internal/mono"
+	"cand/mcp2515"
+)
+
+// addPorts wires every controller to the owner thread. The returned inits program
+// the chips; they run on the owner thread.
+func (w *wiring) addPorts() ([]func() error, error) {
+	probe := w.hw.probe(w.cfg)
+	var inits []func() error
+	for i := range w.cfg.Controllers {
+		init, err := w.addPort(i, probe)
+		if err != nil {
+			return nil, err
+		}
+		inits = append(inits, init)
+	}
+	return inits, nil
+}
+
+// addPort wires controller i: its SPI device and metrics, the MCP2515 driver on
+// them, its CAN socket, and its port on the owner thread.
+func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err error) {
+	cc := &w.cfg.Controllers[i]
+	bt, err := Timing(cc)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)
+	}
+	dev, err := w.hw.device(cc)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)
+	}
+	sclk := dev.SCLKHz()
+	// The firmware may lower the core clock at run time unless core_freq is
+	// pinned: SCLK then drops with it (never above the request).
+	sclkLo, sclkHi := dev.SCLKRange()
+	m := w.Metrics.AddController(cc.Name, cc.Interface.Name)
+	m.SCLKHz.Set(int64(sclk))
+	m.SCLKMinHz.Set(int64(sclkLo))
+	m.SCLKMaxHz.Set(int64(sclkHi))
+	spi := bridge.NewSPI(dev, m, probe)
+	intFd, intr := w.hw.intLine(i, cc)
+	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
+	sockFd, err := w.socket(i, cc)
+	if err != nil {
+		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)
+	}
+	w.Owner.Ports = append(w.Owner.Ports, bridge.NewPort(bridge.PortConfig{
+		Name:        cc.Name,
+		Ctl:         ctl,
+		SPI:         spi,
+		Int:         intr,
+		IntFd:       intFd,
+		SockFd:      sockFd,
+		Metrics:     m,
+		ErrorFrames: *cc.ErrorFrames,
+		RestartNs:   int64(*cc.RestartMs) * 1e6,
+		TxTimeoutNs: int64(cc.TxTimeout.D()),
+		PollWindow:  cc.IntPollWindow.D(),
+		Log:         w.log.Warn,
+	}))
+	log := w.log
+	return func() error {
+		if err := ctl.Init(); err != nil {
+			return fmt.Errorf("controller %s: %w", cc.Name, err)
+		}
+		log.Info("controller ready", "controller", cc.Name, "interface", cc.Interface.Name, "timing", bt.String(),
+			"sclk_hz", sclk, "sclk_range_hz", fmt.Sprintf("%d..%d", sclkLo, sclkHi))
+		return nil
+	}, nil
+}
+
+// socket is controller i's CAN socket: the one the caller passed (Options.Sockets),
+// or a raw CAN socket on the controller's interface, created if need be.
+func (w *wiring) socket(i int, cc *config.Controller) (int, error) {
+	if w.opt.Sockets != nil {
+		return w.opt.Sockets[i], nil
+	}
+	fd, undo, err := openInterface(cc, w.log)
+	if err != nil {
+		return -1, err
+	}
+	w.cleanups = append(w.cleanups, undo)
+	return fd, nil
+}
