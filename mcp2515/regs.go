@@ -1,8 +1,9 @@
 // Package mcp2515 drives a Microchip MCP2515 stand-alone CAN controller over SPI.
 //
-// This file is the chip's register map and instruction set, declared once for the
-// driver and for the simulator's chip model (sim/mcp2515). Names follow the
-// MCP2515 datasheet (DS20001801J); each register's fields stand right under it.
+// This file is the chip's register map and instruction set as the driver uses them,
+// declared once. Names follow the MCP2515 datasheet (DS20001801J); each register's
+// fields stand right under it. The simulator's chip model (sim/mcpchip) declares its
+// own from the datasheet, so that a wrong value here shows as a failing test.
 package mcp2515
 
 // SPI instructions (datasheet table 12-1).

@@ -35,7 +35,6 @@ package mcpchip
 import (
 	"go.einride.tech/can"
 
-	"cand/mcp2515"
 	"cand/sim/canbus"
 )
 
@@ -58,7 +57,7 @@ type Chip struct {
 	bus     *canbus.Bus
 	onBus   bool // attached to a bus with a wire
 	osc     uint32
-	r       [mcp2515.RegisterFileSize]byte
+	r       [regFileSize]byte
 	readyAt int64
 	onINT   func(level bool, at int64)
 	intHigh bool
@@ -112,15 +111,15 @@ func (c *Chip) Bus() *canbus.Bus { return c.bus }
 
 // ostNs is the oscillator start-up time: 128 OSC1 cycles.
 func (c *Chip) ostNs() int64 {
-	return int64(mcp2515.OSTCycles) * 1_000_000_000 / int64(c.osc)
+	return int64(ostCycles) * 1_000_000_000 / int64(c.osc)
 }
 
 // powerOn sets the power-on/reset state and starts the oscillator start-up timer.
 func (c *Chip) powerOn(at int64) {
-	c.r = [mcp2515.RegisterFileSize]byte{}
-	c.r[mcp2515.RegTXRTSCTRL] = 0x38 // TXnRTS pins: inputs with internal pull-ups, read high
-	c.r[mcp2515.RegCANSTAT] = mcp2515.ModeConfig
-	c.r[mcp2515.RegCANCTRL] = mcp2515.CANCTRLDefault
+	c.r = [regFileSize]byte{}
+	c.r[regTXRTSCTRL] = txrtsPinsHigh // TXnRTS pins: inputs, nothing connected
+	c.r[regCANSTAT] = modeConfig
+	c.r[regCANCTRL] = canctrlAtPOR
 	c.tec, c.rec, c.busOff = 0, 0, false
 	c.bus.Cancel(c.lbTimer)
 	c.bus.Cancel(c.recovTimer)
@@ -156,13 +155,13 @@ func (c *Chip) Stats() Stats {
 
 // setFlags sets CANINTF bits and updates INT.
 func (c *Chip) setFlags(bits uint8, at int64) {
-	c.r[mcp2515.RegCANINTF] |= bits
+	c.r[regCANINTF] |= bits
 	c.updateINT(at)
 }
 
 // updateINT recomputes the INT pin and reports a change.
 func (c *Chip) updateINT(at int64) {
-	high := c.r[mcp2515.RegCANINTF]&c.r[mcp2515.RegCANINTE] == 0
+	high := c.r[regCANINTF]&c.r[regCANINTE] == 0
 	if high == c.intHigh {
 		return
 	}
@@ -174,22 +173,22 @@ func (c *Chip) updateINT(at int64) {
 
 // icod is CANSTAT.ICOD: the highest-priority enabled pending interrupt.
 func (c *Chip) icod() uint8 {
-	p := c.r[mcp2515.RegCANINTF] & c.r[mcp2515.RegCANINTE]
+	p := c.r[regCANINTF] & c.r[regCANINTE]
 	switch {
-	case p&mcp2515.IntERR != 0:
-		return mcp2515.ICODError
-	case p&mcp2515.IntWAK != 0:
-		return mcp2515.ICODWake
-	case p&mcp2515.IntTX0 != 0:
-		return mcp2515.ICODTXB0
-	case p&mcp2515.IntTX1 != 0:
-		return mcp2515.ICODTXB1
-	case p&mcp2515.IntTX2 != 0:
-		return mcp2515.ICODTXB2
-	case p&mcp2515.IntRX0 != 0:
-		return mcp2515.ICODRXB0
-	case p&mcp2515.IntRX1 != 0:
-		return mcp2515.ICODRXB1
+	case p&intERR != 0:
+		return icodERR
+	case p&intWAK != 0:
+		return icodWAK
+	case p&intTX0 != 0:
+		return icodTXB0
+	case p&intTX1 != 0:
+		return icodTXB1
+	case p&intTX2 != 0:
+		return icodTXB2
+	case p&intRX0 != 0:
+		return icodRXB0
+	case p&intRX1 != 0:
+		return icodRXB1
 	}
-	return mcp2515.ICODNone
+	return icodNone
 }

@@ -1,7 +1,5 @@
 package mcpchip
 
-import "cand/mcp2515"
-
 // Error confinement (datasheet §6): TEC/REC, EFLG, bus-off and its recovery.
 
 // errState recomputes bus-off, TEC/REC and EFLG[5:0]; a change of EFLG sets ERRIF.
@@ -15,28 +13,28 @@ func (c *Chip) errState(at int64) {
 	}
 	var e uint8
 	if c.tec >= 96 {
-		e |= mcp2515.EFLGTXWAR | mcp2515.EFLGEWARN
+		e |= eflgTXWAR | eflgEWARN
 	}
 	if c.rec >= 96 {
-		e |= mcp2515.EFLGRXWAR | mcp2515.EFLGEWARN
+		e |= eflgRXWAR | eflgEWARN
 	}
 	if c.tec >= 128 {
-		e |= mcp2515.EFLGTXEP
+		e |= eflgTXEP
 	}
 	if c.rec >= 128 {
-		e |= mcp2515.EFLGRXEP
+		e |= eflgRXEP
 	}
 	if c.busOff {
-		e |= mcp2515.EFLGTXBO
+		e |= eflgTXBO
 	}
 	tec := c.tec
 	if tec > 255 {
 		tec = 255
 	}
-	c.r[mcp2515.RegTEC], c.r[mcp2515.RegREC] = uint8(tec), uint8(c.rec)
-	if old := c.r[mcp2515.RegEFLG]; old&^mcp2515.EFLGOVRMask != e {
-		c.r[mcp2515.RegEFLG] = old&mcp2515.EFLGOVRMask | e
-		c.setFlags(mcp2515.IntERR, at)
+	c.r[regTEC], c.r[regREC] = uint8(tec), uint8(c.rec)
+	if old := c.r[regEFLG]; old&^eflgOVR != e {
+		c.r[regEFLG] = old&eflgOVR | e
+		c.setFlags(intERR, at)
 	}
 }
 
@@ -55,7 +53,7 @@ func (c *Chip) checkRecovery(at int64) {
 	if !c.busOff {
 		return
 	}
-	if m := c.opmod(); m == mcp2515.ModeSleep || m == mcp2515.ModeConfig {
+	if m := c.opmod(); m == modeSleep || m == modeConfig {
 		return // requestMode restarts the count
 	}
 	if c.bus.RecessiveSequences(at)-c.busOffSeq >= 128 {

@@ -1,7 +1,5 @@
 package mcpchip
 
-import "cand/mcp2515"
-
 // requestMode applies CANCTRL.REQOP: at once, or when the frame on the wire ends.
 // Reserved REQOP values (101..111) are ignored: OPMOD stays.
 func (c *Chip) requestMode(at int64) {
@@ -10,11 +8,11 @@ func (c *Chip) requestMode(at int64) {
 		return
 	}
 	c.modeWait = false
-	req := c.r[mcp2515.RegCANCTRL] & mcp2515.CANCTRLREQOP
-	if req > mcp2515.ModeConfig || req == c.opmod() {
+	req := c.r[regCANCTRL] & canctrlREQOP
+	if req > modeConfig || req == c.opmod() {
 		return
 	}
-	c.r[mcp2515.RegCANSTAT] = c.r[mcp2515.RegCANSTAT]&^mcp2515.CANSTATOPMOD | req
+	c.r[regCANSTAT] = c.r[regCANSTAT]&^canstatOPMOD | req
 	if c.busOff {
 		c.restartRecovery(at)
 	}
@@ -30,7 +28,7 @@ func (c *Chip) modeDone(at int64) {
 
 // wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows.
 func (c *Chip) wake(at int64) {
-	c.r[mcp2515.RegCANCTRL] = c.r[mcp2515.RegCANCTRL]&^mcp2515.CANCTRLREQOP | mcp2515.ModeListenOnly
+	c.r[regCANCTRL] = c.r[regCANCTRL]&^canctrlREQOP | modeListen
 	c.requestMode(at)
 }
 
@@ -43,16 +41,16 @@ func (c *Chip) bitNs() int64 {
 
 // timing returns BRP+1 and the bit length in TQ from CNF1..3.
 func (c *Chip) timing() (brp, tq int64) {
-	cnf1, cnf2, cnf3 := c.r[mcp2515.RegCNF1], c.r[mcp2515.RegCNF2], c.r[mcp2515.RegCNF3]
-	brp = int64(cnf1&mcp2515.CNF1BRP) + 1
-	prop := int64(cnf2&mcp2515.CNF2PRSEG) + 1
-	ps1 := int64(cnf2&mcp2515.CNF2PHSEG1>>mcp2515.CNF2PHSEG1Sh) + 1
+	cnf1, cnf2, cnf3 := c.r[regCNF1], c.r[regCNF2], c.r[regCNF3]
+	brp = int64(cnf1&cnf1BRP) + 1
+	prop := int64(cnf2&cnf2PRSEG) + 1
+	ps1 := int64(cnf2&cnf2PHSEG1>>cnf2PHSEG1S) + 1
 	ps2 := ps1
 	if ps2 < 2 {
 		ps2 = 2
 	}
-	if cnf2&mcp2515.CNF2BTLMODE != 0 {
-		ps2 = int64(cnf3&mcp2515.CNF3PHSEG2) + 1
+	if cnf2&cnf2BTLMODE != 0 {
+		ps2 = int64(cnf3&cnf3PHSEG2) + 1
 	}
 	return brp, 1 + prop + ps1 + ps2
 }

@@ -1,28 +1,26 @@
 package mcpchip
 
-import "cand/mcp2515"
-
 // canon maps an address to its register: CANSTAT and CANCTRL appear at every xEh and
 // xFh address (datasheet table 11-1).
 func canon(a uint8) uint8 {
 	a &= 0x7F
 	switch a & 0x0F {
 	case 0x0E:
-		return mcp2515.RegCANSTAT
+		return regCANSTAT
 	case 0x0F:
-		return mcp2515.RegCANCTRL
+		return regCANCTRL
 	}
 	return a
 }
 
-func txBase(n int) uint8 { return mcp2515.RegTXB0CTRL + 0x10*uint8(n) }
+func txBase(n int) uint8 { return regTXB0CTRL + 0x10*uint8(n) }
 
-func (c *Chip) opmod() uint8 { return c.r[mcp2515.RegCANSTAT] & mcp2515.CANSTATOPMOD }
+func (c *Chip) opmod() uint8 { return c.r[regCANSTAT] & canstatOPMOD }
 
 // readReg is a register as the SPI READ sees it.
 func (c *Chip) readReg(a uint8) byte {
 	a = canon(a)
-	if a == mcp2515.RegCANSTAT {
+	if a == regCANSTAT {
 		return c.opmod() | c.icod()
 	}
 	return c.r[a]
@@ -34,12 +32,12 @@ const (
 	wrMaskSIDL   = 0xE3 // RXMnSIDL: SID[2:0], EID[17:16]
 	wrCNF3       = 0xC7 // SOF, WAKFIL, PHSEG2[2:0]
 	wrBFPCTRL    = 0x3F
-	wrTXRTSCTRL  = 0x07 // BnRTSM; BnRTS (5:3) are the pins, read-only
-	wrTXBCTRL    = mcp2515.TXBCTRLTXREQ | mcp2515.TXBCTRLTXP
+	wrTXRTSCTRL  = txrtsBnRTSM // BnRTS (5:3) are the pins, read-only
+	wrTXBCTRL    = txbTXREQ | txbTXP
 	wrTXBSIDL    = 0xEB // SID[2:0], EXIDE, EID[17:16]
-	wrTXBDLC     = mcp2515.DLCRTR | mcp2515.DLCMask
-	wrRXB0CTRL   = mcp2515.RXBCTRLRXM | mcp2515.RXB0CTRLBUKT
-	wrRXB1CTRL   = mcp2515.RXBCTRLRXM
+	wrTXBDLC     = dlcRTR | dlcDLC
+	wrRXB0CTRL   = rxbRXM | rxb0BUKT
+	wrRXB1CTRL   = rxbRXM
 )
 
 // set writes v into the bits of register a selected by w.
@@ -49,9 +47,9 @@ func (c *Chip) set(a, w, v uint8) { c.r[a] = c.r[a]&^w | v&w }
 // byWrite marks the WRITE instruction, for erratum 5.
 func (c *Chip) writeReg(a, v uint8, byWrite bool, at int64) {
 	a = canon(a)
-	cfg := c.opmod() == mcp2515.ModeConfig
+	cfg := c.opmod() == modeConfig
 	switch {
-	case a < 0x0C || (a >= 0x10 && a < 0x1C) || (a >= 0x20 && a < 0x28):
+	case a < regBFPCTRL || (a >= regRXF3SIDH && a < regTEC) || (a >= regRXM0SIDH && a < regCNF3):
 		// Filters and masks: writable only in Configuration mode.
 		if !cfg {
 			return
@@ -64,60 +62,60 @@ func (c *Chip) writeReg(a, v uint8, byWrite bool, at int64) {
 		default:
 			c.r[a] = v
 		}
-	case a == mcp2515.RegCNF1 || a == mcp2515.RegCNF2:
+	case a == regCNF1 || a == regCNF2:
 		if cfg {
 			c.r[a] = v
 		}
-	case a == mcp2515.RegCNF3:
+	case a == regCNF3:
 		if cfg {
 			c.set(a, wrCNF3, v)
 		}
-	case a == mcp2515.RegBFPCTRL:
+	case a == regBFPCTRL:
 		c.set(a, wrBFPCTRL, v)
-	case a == mcp2515.RegTXRTSCTRL:
+	case a == regTXRTSCTRL:
 		c.set(a, wrTXRTSCTRL, v)
-	case a == mcp2515.RegCANSTAT, a == mcp2515.RegTEC, a == mcp2515.RegREC:
+	case a == regCANSTAT, a == regTEC, a == regREC:
 		// read-only
-	case a == mcp2515.RegCANCTRL:
+	case a == regCANCTRL:
 		old := c.r[a]
 		c.r[a] = v
-		if v&mcp2515.CANCTRLABAT != 0 {
+		if v&canctrlABAT != 0 {
 			c.abortAll(at)
 		}
-		if (old^v)&mcp2515.CANCTRLREQOP != 0 || c.opmod() != v&mcp2515.CANCTRLREQOP {
+		if (old^v)&canctrlREQOP != 0 || c.opmod() != v&canctrlREQOP {
 			c.requestMode(at)
 		}
-	case a == mcp2515.RegCANINTE:
+	case a == regCANINTE:
 		c.r[a] = v
 		c.updateINT(at)
-	case a == mcp2515.RegCANINTF:
+	case a == regCANINTF:
 		old := c.r[a]
-		if c.r[mcp2515.RegEFLG]&mcp2515.EFLGOVRMask != 0 {
-			v |= old & mcp2515.IntERR // overflow condition persists
+		if c.r[regEFLG]&eflgOVR != 0 {
+			v |= old & intERR // overflow condition persists
 		}
 		c.r[a] = v
-		if v&^old&mcp2515.IntWAK != 0 && c.opmod() == mcp2515.ModeSleep {
+		if v&^old&intWAK != 0 && c.opmod() == modeSleep {
 			c.wake(at) // the MCU forcing WAKIF wakes the chip
 		}
 		c.updateINT(at)
-	case a == mcp2515.RegEFLG:
-		c.set(a, mcp2515.EFLGOVRMask, v)
-	case a >= mcp2515.RegTXB0CTRL && a < mcp2515.RegRXB0CTRL:
-		n := int(a-mcp2515.RegTXB0CTRL) >> 4
+	case a == regEFLG:
+		c.set(a, eflgOVR, v)
+	case a >= regTXB0CTRL && a < regRXB0CTRL:
+		n := int(a-regTXB0CTRL) >> 4
 		switch a & 0x0F {
-		case mcp2515.BufCTRL:
+		case bufCTRL:
 			c.writeTXBCTRL(n, v, byWrite, at)
-		case mcp2515.BufSIDL:
+		case bufSIDL:
 			c.set(a, wrTXBSIDL, v)
-		case mcp2515.BufDLC:
+		case bufDLC:
 			c.set(a, wrTXBDLC, v)
 		default:
 			c.r[a] = v
 		}
-	case a == mcp2515.RegRXB0CTRL:
+	case a == regRXB0CTRL:
 		c.set(a, wrRXB0CTRL, v)
-		c.r[a] = c.r[a]&^mcp2515.RXB0CTRLBUKT1 | c.r[a]&mcp2515.RXB0CTRLBUKT>>1 // BUKT1 = BUKT
-	case a == mcp2515.RegRXB1CTRL:
+		c.r[a] = c.r[a]&^rxb0BUKT1 | c.r[a]&rxb0BUKT>>1 // BUKT1 = BUKT
+	case a == regRXB1CTRL:
 		c.set(a, wrRXB1CTRL, v)
 	}
 	// RX buffer contents (0x61..0x6D, 0x71..0x7D) are read-only.
@@ -126,9 +124,9 @@ func (c *Chip) writeReg(a, v uint8, byWrite bool, at int64) {
 // writeTXBCTRL: TXP is plain; TXREQ 0→1 requests transmission, 1→0 aborts.
 func (c *Chip) writeTXBCTRL(n int, v uint8, byWrite bool, at int64) {
 	a := txBase(n)
-	c.set(a, mcp2515.TXBCTRLTXP, v)
-	req := v&mcp2515.TXBCTRLTXREQ != 0
-	was := c.r[a]&mcp2515.TXBCTRLTXREQ != 0
+	c.set(a, txbTXP, v)
+	req := v&txbTXREQ != 0
+	was := c.r[a]&txbTXREQ != 0
 	switch {
 	case req && !was:
 		c.requestTx(n, at)

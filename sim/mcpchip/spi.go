@@ -1,7 +1,5 @@
 package mcpchip
 
-import "cand/mcp2515"
-
 // SPI instruction decoder states (datasheet §12).
 type spiPhase uint8
 
@@ -51,7 +49,7 @@ func (c *Chip) SetCS(active bool, at int64) {
 	}
 	// CS rises: READ RX BUFFER clears the buffer's RXnIF (datasheet §12.4).
 	if s.rxRead >= 0 && at >= c.readyAt {
-		c.r[mcp2515.RegCANINTF] &^= mcp2515.IntRX0 << uint(s.rxRead)
+		c.r[regCANINTF] &^= intRX0 << uint(s.rxRead)
 		c.updateINT(at)
 	}
 	s.rxRead = -1
@@ -75,7 +73,7 @@ func (c *Chip) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
 		c.stats.Ignored++
 		return undriven
 	}
-	bad := (mode != 0 && mode != 3) || sclkHz > mcp2515.InstrMaxSCLK
+	bad := (mode != 0 && mode != 3) || sclkHz > maxSCLKHz
 	in := mosi
 	if bad {
 		in = mosi>>1 | s.prevBit<<7
@@ -112,7 +110,7 @@ func (c *Chip) step(b byte, mode uint8, at int64) byte {
 		s.mask, s.ph = b, phBMData
 	case phBMData:
 		mask := s.mask
-		if !mcp2515.IsBitModifiable(s.addr) {
+		if !bitModifiable(s.addr) {
 			mask = 0xFF
 		}
 		a := canon(s.addr)
@@ -131,34 +129,34 @@ func (c *Chip) decode(b byte, mode uint8, at int64) {
 	s := &c.spi
 	s.ph = phIgnore
 	switch {
-	case b == mcp2515.InstrReset:
+	case b == instrRESET:
 		c.powerOn(at)
-	case b == mcp2515.InstrRead:
+	case b == instrREAD:
 		s.ph = phReadAddr
-	case b == mcp2515.InstrWrite:
+	case b == instrWRITE:
 		s.ph = phWriteAddr
-	case b == mcp2515.InstrBitModify:
+	case b == instrBITMODIFY:
 		s.ph = phBMAddr
-	case b == mcp2515.InstrReadStatus:
+	case b == instrREADSTATUS:
 		s.ph = phStatus
-	case b == mcp2515.InstrRxStatus:
+	case b == instrRXSTATUS:
 		s.ph = phRxStatus
-	case b&0xF9 == mcp2515.InstrReadRxBuf: // 1001 0nm0
+	case b&0xF9 == instrREADRXBUF: // 1001 0nm0
 		n := b >> 2 & 1
 		s.rxRead = int8(n)
-		s.addr = mcp2515.RegRXB0CTRL + 0x10*n + mcp2515.BufSIDH
+		s.addr = regRXB0CTRL + 0x10*n + bufSIDH
 		if b&0x02 != 0 {
-			s.addr += mcp2515.BufD0 - mcp2515.BufSIDH
+			s.addr += bufD0 - bufSIDH
 		}
 		s.ph = phRead
-	case b&0xF8 == mcp2515.InstrLoadTxBuf && b&0x07 <= 5: // 0100 0abc, abc 0..5
+	case b&0xF8 == instrLOADTXBUF && b&0x07 <= 5: // 0100 0abc, abc 0..5
 		n := (b & 0x07) >> 1
-		s.addr = mcp2515.RegTXB0CTRL + 0x10*n + mcp2515.BufSIDH
+		s.addr = regTXB0CTRL + 0x10*n + bufSIDH
 		if b&0x01 != 0 {
-			s.addr += mcp2515.BufD0 - mcp2515.BufSIDH
+			s.addr += bufD0 - bufSIDH
 		}
 		s.ph = phLoadTx
-	case b&0xF8 == mcp2515.InstrRTS:
+	case b&0xF8 == instrRTS:
 		for n := 0; n < 3; n++ {
 			if b&(1<<uint(n)) != 0 {
 				c.requestTx(n, at)
@@ -172,14 +170,14 @@ func (c *Chip) decode(b byte, mode uint8, at int64) {
 
 // readStatus is the READ STATUS byte (figure 12-8).
 func (c *Chip) readStatus() byte {
-	f := c.r[mcp2515.RegCANINTF]
-	s := f & (mcp2515.IntRX0 | mcp2515.IntRX1)
+	f := c.r[regCANINTF]
+	s := f & (intRX0 | intRX1)
 	for n := 0; n < 3; n++ {
-		if c.r[txBase(n)]&mcp2515.TXBCTRLTXREQ != 0 {
-			s |= mcp2515.StatusTXB0REQ << uint(2*n)
+		if c.r[txBase(n)]&txbTXREQ != 0 {
+			s |= statTXB0REQ << uint(2*n)
 		}
-		if f&(mcp2515.IntTX0<<uint(n)) != 0 {
-			s |= mcp2515.StatusTX0IF << uint(2*n)
+		if f&(intTX0<<uint(n)) != 0 {
+			s |= statTX0IF << uint(2*n)
 		}
 	}
 	return s
@@ -188,22 +186,22 @@ func (c *Chip) readStatus() byte {
 // rxStatus is the RX STATUS byte (figure 12-9). Type and filter describe RXB0 when it
 // is full, else RXB1.
 func (c *Chip) rxStatus() byte {
-	f := c.r[mcp2515.RegCANINTF]
+	f := c.r[regCANINTF]
 	var s byte
-	if f&mcp2515.IntRX0 != 0 {
-		s |= mcp2515.RxStatusMsgRXB0
+	if f&intRX0 != 0 {
+		s |= rxstatMsgRXB0
 	}
-	if f&mcp2515.IntRX1 != 0 {
-		s |= mcp2515.RxStatusMsgRXB1
+	if f&intRX1 != 0 {
+		s |= rxstatMsgRXB1
 	}
 	var base uint8
 	switch {
-	case f&mcp2515.IntRX0 != 0:
-		base = mcp2515.RegRXB0CTRL
-		s |= c.r[base] & mcp2515.RXB0CTRLFILHIT0
-	case f&mcp2515.IntRX1 != 0:
-		base = mcp2515.RegRXB1CTRL
-		hit := c.r[base] & mcp2515.RXB1CTRLFILHIT
+	case f&intRX0 != 0:
+		base = regRXB0CTRL
+		s |= c.r[base] & rxb0FILHIT0
+	case f&intRX1 != 0:
+		base = regRXB1CTRL
+		hit := c.r[base] & rxb1FILHIT
 		if hit < 2 {
 			hit += 6 // RXF0/RXF1 rolled over into RXB1
 		}
@@ -211,11 +209,11 @@ func (c *Chip) rxStatus() byte {
 	default:
 		return s
 	}
-	if c.r[base]&mcp2515.RXBCTRLRXRTR != 0 {
-		s |= mcp2515.RxStatusTypeRemote
+	if c.r[base]&rxbRXRTR != 0 {
+		s |= rxstatRemote
 	}
-	if c.r[base+mcp2515.BufSIDL]&mcp2515.SIDLEXIDE != 0 {
-		s |= mcp2515.RxStatusTypeExt
+	if c.r[base+bufSIDL]&sidlIDE != 0 {
+		s |= rxstatExt
 	}
 	return s
 }

@@ -3,7 +3,6 @@ package mcpchip
 import (
 	"go.einride.tech/can"
 
-	"cand/mcp2515"
 	"cand/sim/canbus"
 )
 
@@ -13,12 +12,12 @@ import (
 // requestTx sets TXBnCTRL.TXREQ (WRITE, BIT MODIFY or RTS): ABTF, MLOA and TXERR clear.
 func (c *Chip) requestTx(n int, at int64) {
 	a := txBase(n)
-	if c.r[a]&mcp2515.TXBCTRLTXREQ != 0 {
+	if c.r[a]&txbTXREQ != 0 {
 		return
 	}
-	c.r[a] = c.r[a]&^(mcp2515.TXBCTRLABTF|mcp2515.TXBCTRLMLOA|mcp2515.TXBCTRLTXERR) | mcp2515.TXBCTRLTXREQ
+	c.r[a] = c.r[a]&^(txbABTF|txbMLOA|txbTXERR) | txbTXREQ
 	c.abortReq[n] = false
-	if c.r[mcp2515.RegCANCTRL]&mcp2515.CANCTRLABAT != 0 {
+	if c.r[regCANCTRL]&canctrlABAT != 0 {
 		c.abortTx(n, at) // ABAT still set: nothing may start
 		return
 	}
@@ -30,14 +29,14 @@ func (c *Chip) requestTx(n int, at int64) {
 // retried if it fails.
 func (c *Chip) abortTx(n int, at int64) {
 	a := txBase(n)
-	if c.r[a]&mcp2515.TXBCTRLTXREQ == 0 {
+	if c.r[a]&txbTXREQ == 0 {
 		return
 	}
 	if n == c.txBuf {
 		c.abortReq[n] = true
 		return
 	}
-	c.r[a] = c.r[a]&^mcp2515.TXBCTRLTXREQ | mcp2515.TXBCTRLABTF
+	c.r[a] = c.r[a]&^txbTXREQ | txbABTF
 	c.stats.Aborted++
 }
 
@@ -53,10 +52,10 @@ func (c *Chip) pick() int {
 	best, bp := -1, uint8(0)
 	for n := 0; n < 3; n++ {
 		ctrl := c.r[txBase(n)]
-		if ctrl&mcp2515.TXBCTRLTXREQ == 0 || c.abortReq[n] {
+		if ctrl&txbTXREQ == 0 || c.abortReq[n] {
 			continue
 		}
-		if p := ctrl & mcp2515.TXBCTRLTXP; best < 0 || p >= bp {
+		if p := ctrl & txbTXP; best < 0 || p >= bp {
 			best, bp = n, p
 		}
 	}
@@ -66,15 +65,15 @@ func (c *Chip) pick() int {
 // txFrame is buffer n's frame. A DLC above 8 sends 8 data bytes (can.Frame holds 8).
 func (c *Chip) txFrame(n int) can.Frame {
 	a := txBase(n)
-	id, ext := mcp2515.GetID(c.r[a+mcp2515.BufSIDH : a+mcp2515.BufSIDH+4])
-	dlc := c.r[a+mcp2515.BufDLC]
-	l := dlc & mcp2515.DLCMask
+	id, ext := getID(c.r[a+bufSIDH : a+bufSIDH+4])
+	dlc := c.r[a+bufDLC]
+	l := dlc & dlcDLC
 	if l > 8 {
 		l = 8
 	}
-	f := can.Frame{ID: id, IsExtended: ext, Length: l, IsRemote: dlc&mcp2515.DLCRTR != 0}
+	f := can.Frame{ID: id, IsExtended: ext, Length: l, IsRemote: dlc&dlcRTR != 0}
 	if !f.IsRemote {
-		copy(f.Data[:l], c.r[a+mcp2515.BufD0:])
+		copy(f.Data[:l], c.r[a+bufD0:])
 	}
 	return f
 }
@@ -83,11 +82,11 @@ func (c *Chip) txFrame(n int) can.Frame {
 // Loopback mode.
 func (c *Chip) kickTx(at int64) {
 	switch c.opmod() {
-	case mcp2515.ModeNormal:
+	case modeNormal:
 		if c.onBus && !c.busOff && c.pick() >= 0 {
 			c.bus.Kick(at)
 		}
-	case mcp2515.ModeLoopback:
+	case modeLoopback:
 		if c.txBuf >= 0 || c.lbTimer.Armed() {
 			return
 		}
@@ -135,10 +134,10 @@ func (c *Chip) txDone(n int, at int64) {
 	if c.spi.cs && c.errata&(1<<uint(n)) != 0 {
 		c.stats.Repeats++
 	} else {
-		c.r[a] &^= mcp2515.TXBCTRLTXREQ
+		c.r[a] &^= txbTXREQ
 	}
 	c.abortReq[n] = false
-	c.setFlags(mcp2515.IntTX0<<uint(n), at)
+	c.setFlags(intTX0<<uint(n), at)
 }
 
 // failed ends a failed attempt of buffer n: retried unless one-shot or aborted.
@@ -147,10 +146,10 @@ func (c *Chip) failed(n int, flag uint8) {
 	c.r[a] |= flag
 	switch {
 	case c.abortReq[n]:
-		c.r[a] = c.r[a]&^mcp2515.TXBCTRLTXREQ | mcp2515.TXBCTRLABTF
+		c.r[a] = c.r[a]&^txbTXREQ | txbABTF
 		c.stats.Aborted++
-	case c.r[mcp2515.RegCANCTRL]&mcp2515.CANCTRLOSM != 0:
-		c.r[a] &^= mcp2515.TXBCTRLTXREQ
+	case c.r[regCANCTRL]&canctrlOSM != 0:
+		c.r[a] &^= txbTXREQ
 	}
 	c.abortReq[n] = false
 }
@@ -158,7 +157,7 @@ func (c *Chip) failed(n int, flag uint8) {
 // Pending implements canbus.Node.
 func (c *Chip) Pending(at int64) (can.Frame, bool) {
 	c.cand = -1
-	if !c.onBus || c.opmod() != mcp2515.ModeNormal || c.busOff || at < c.readyAt {
+	if !c.onBus || c.opmod() != modeNormal || c.busOff || at < c.readyAt {
 		return can.Frame{}, false
 	}
 	n := c.pick()
@@ -178,7 +177,7 @@ func (c *Chip) TxLost(at int64) {
 		return
 	}
 	c.stats.ArbLost++
-	c.failed(c.cand, mcp2515.TXBCTRLMLOA)
+	c.failed(c.cand, txbMLOA)
 }
 
 // TxDone implements canbus.Node.
@@ -202,12 +201,12 @@ func (c *Chip) TxError(e canbus.ErrorKind, at int64) {
 	}
 	c.txBuf = -1
 	c.stats.TxErrors++
-	c.failed(n, mcp2515.TXBCTRLTXERR)
+	c.failed(n, txbTXERR)
 	if !(e == canbus.AckError && c.tec >= 128) {
 		c.tec += 8
 	}
 	c.errState(at)
-	c.setFlags(mcp2515.IntMERR, at)
+	c.setFlags(intMERR, at)
 	c.modeDone(at)
 	c.kickTx(at)
 }
