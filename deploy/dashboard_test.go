@@ -6,11 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-
-	"cand/metrics"
 )
 
 const dashboardFile = "grafana/cand-dashboard.json"
@@ -235,16 +232,22 @@ func TestDashboardMetricNames(t *testing.T) {
 	}
 }
 
+// stateNumber matches one "N state-name" of cand_bus_state's HELP text.
+var stateNumber = regexp.MustCompile(`(\d+) (error-active|error-warning|error-passive|bus-off)`)
+
 // labelValues matches Grafana's label_values(series selector, label name).
 var labelValues = regexp.MustCompile(`^label_values\((.+),\s*\w+\)$`)
 
-// The panels showing cand_bus_state name its values as cand numbers them.
+// The panels showing cand_bus_state name its values as cand's HELP text numbers
+// them ("0 error-active, 1 error-warning, ..."), in the words of ip -details
+// link show.
 func TestDashboardBusStateNames(t *testing.T) {
-	want := map[string]string{
-		strconv.Itoa(metrics.BusErrorActive):  "ERROR-ACTIVE",
-		strconv.Itoa(metrics.BusErrorWarning): "ERROR-WARNING",
-		strconv.Itoa(metrics.BusErrorPassive): "ERROR-PASSIVE",
-		strconv.Itoa(metrics.BusOff):          "BUS-OFF",
+	want := map[string]string{}
+	for _, m := range stateNumber.FindAllStringSubmatch(help(t, "cand_bus_state"), -1) {
+		want[m[1]] = strings.ToUpper(m[2])
+	}
+	if len(want) != 4 {
+		t.Fatalf("cand_bus_state's HELP names states %v, want the four fault-confinement states", want)
 	}
 	found := 0
 	for _, p := range queryPanels(loadDashboard(t).Panels) {

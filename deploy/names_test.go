@@ -4,8 +4,6 @@
 package deploy_test
 
 import (
-	"bufio"
-	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -14,48 +12,47 @@ import (
 	"cand/metrics"
 )
 
-// pendingNames arrive with another change (bits on the wire, bitrate, bit timing,
-// chip presence). The lead removes this allowance once that change is merged and
-// the names are in the exposition.
+// pendingNames arrive with another change (bit times on the wire, bitrate, chip
+// and link state, bit timing). The lead removes this allowance once that change
+// is merged and the names are in the exposition.
 var pendingNames = []string{
-	"cand_rx_bits_total",
-	"cand_tx_bits_total",
-	"cand_bitrate_bits_per_second",
-	"cand_bit_timing_info",
+	"cand_rx_bit_times_total",
+	"cand_tx_bit_times_total",
+	"cand_bitrate",
 	"cand_chip_up",
+	"cand_link_up",
+	"cand_bit_timing_info",
 }
 
 // prometheusNames are series Prometheus makes itself for every target.
 var prometheusNames = []string{"up"}
 
-// exportedNames returns the names of the series in the text exposition of a
-// registry with one controller, as Prometheus stores them (histograms as their
-// _bucket, _sum and _count series), plus the pending and Prometheus's own names.
-func exportedNames(t *testing.T) map[string]bool {
+// exposition returns the text exposition of a registry with one controller.
+func exposition(t *testing.T) []string {
 	t.Helper()
 	r := metrics.New("test")
 	r.AddController("can0", "can0")
-	srv := httptest.NewServer(r.Handler())
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	rec := httptest.NewRecorder()
+	r.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("GET /metrics: %d\n%s", rec.Code, rec.Body)
 	}
-	defer resp.Body.Close()
+	return strings.Split(rec.Body.String(), "\n")
+}
+
+// exportedNames returns the names of the series in the exposition, as
+// Prometheus stores them (histograms as their _bucket, _sum and _count series),
+// plus the pending and Prometheus's own names.
+func exportedNames(t *testing.T) map[string]bool {
+	t.Helper()
 	names := map[string]bool{}
-	sc := bufio.NewScanner(io.LimitReader(resp.Body, 1<<24))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	for _, line := range exposition(t) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
 		if i := strings.IndexAny(line, "{ "); i > 0 {
 			names[line[:i]] = true
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if !names["cand_rx_frames_total"] || !names["process_start_time_seconds"] {
 		t.Fatalf("exposition lacks cand_rx_frames_total or process_start_time_seconds: %v", names)
@@ -64,6 +61,19 @@ func exportedNames(t *testing.T) map[string]bool {
 		names[n] = true
 	}
 	return names
+}
+
+// help returns the HELP text of the metric name in the exposition.
+func help(t *testing.T, name string) string {
+	t.Helper()
+	prefix := "# HELP " + name + " "
+	for _, line := range exposition(t) {
+		if h, ok := strings.CutPrefix(line, prefix); ok {
+			return h
+		}
+	}
+	t.Fatalf("exposition has no HELP for %s", name)
+	return ""
 }
 
 // checkNames reports every metric name in expr that is not in known.
