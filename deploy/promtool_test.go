@@ -2,9 +2,10 @@ package deploy_test
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"testing"
+
+	"cand/internal/promtest"
 )
 
 // promtool runs the Debian package prometheus's promtool with args and returns
@@ -12,13 +13,7 @@ import (
 // is skipped, except in CI (CI=true), where a missing tool is a failure.
 func promtool(t *testing.T, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("promtool not found (%v): install the Debian package prometheus", err)
-		}
-		t.Skip("promtool not found: install the Debian package prometheus to check the rules and the dashboard's PromQL")
-	}
+	path := promtest.Tool(t, "promtool")
 	var out bytes.Buffer
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
