@@ -25,7 +25,9 @@
 //     the oscillator is within 1.5 % of the bus bitrate; otherwise every frame is an
 //     error for it and every frame it sends is destroyed (canbus.Garbler).
 //   - Bus-off recovery counts 128 sequences of 11 recessive bits (canbus counts them);
-//     Sleep and Configuration mode suspend it and restart the count.
+//     Sleep mode suspends it and restarts the count. Entering Configuration mode
+//     clears TEC and REC (datasheet §10.1), which ends bus-off; EFLG follows, and
+//     its change sets ERRIF as any other does.
 //   - Error counters: ISO 11898-1 rules as simplified in canbus (transmitter +8,
 //     receiver +1, +8 per 8 dominant bits on a stuck bus, −1 on success, REC back to
 //     127 on success above 127, error-passive ACK errors do not count); REC saturates

@@ -216,3 +216,57 @@ func TestReceivePathNoAlloc(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// busOffRig brings a chip to bus-off with REC above 0 and TXB0 still pending: four
+// injected errors as a receiver, then a stuck-dominant bus while it transmits.
+func busOffRig(t *testing.T) *rig {
+	t.Helper()
+	r, b, ps := busRig(t, listener("p"))
+	r.setup500k(mcp2515.ModeNormal)
+	b.InjectErrors(0, 4)
+	ps[0].Send(can.Frame{ID: 0x10})
+	r.wait(1_000_000)
+	r.loadTx(0, 0x123, false, 0)
+	stuck := r.at + 10_000
+	b.StuckDominant(stuck, stuck+1_000_000)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.wait(stuck + 1_100_000 - r.at) // released; recovery needs 128 × 11 bits more
+	if e := r.read(mcp2515.RegEFLG); e&mcp2515.EFLGTXBO == 0 {
+		t.Fatalf("EFLG %#02x: not bus-off", e)
+	}
+	r.expect(mcp2515.RegTEC, 255)
+	r.expect(mcp2515.RegREC, 3)
+	r.write(mcp2515.RegCANINTF, 0)
+	return r
+}
+
+// Entering Configuration mode clears TEC and REC (datasheet §10.1), so the chip is
+// error-active again at once, without the 128 × 11 recessive bits of bus-off recovery.
+func TestConfigModeClearsErrorCounters(t *testing.T) {
+	r := busOffRig(t)
+	r.modify(mcp2515.RegCANCTRL, mcp2515.CANCTRLABAT, mcp2515.CANCTRLABAT) // TXB0 leaves
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeConfig|mcp2515.ICODError)
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegEFLG, 0)
+	r.expect(mcp2515.RegCANINTF, mcp2515.IntERR) // the error state changed
+	// Back on the bus, a frame goes out well before bus-off recovery could end.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.wait(500_000) // recovery would take 128 × 11 × 2 µs = 2.8 ms
+	if s := r.status(); s&mcp2515.StatusTX0IF == 0 || s&mcp2515.StatusTXB0REQ != 0 {
+		t.Fatalf("READ STATUS %#02x: the frame should have gone out", s)
+	}
+	r.expect(mcp2515.RegTEC, 0)
+}
+
+// RESET sets TEC and REC to their reset value 0 (registers 6-1, 6-2).
+func TestRESETClearsErrorCounters(t *testing.T) {
+	r := busOffRig(t)
+	r.xfer(mcp2515.InstrReset)
+	r.at += 8000 // oscillator start-up: 128 cycles at 16 MHz
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegEFLG, 0)
+}

@@ -13,7 +13,10 @@ func (c *Chip) requestMode(at int64) {
 		return
 	}
 	c.r[regCANSTAT] = c.r[regCANSTAT]&^canstatOPMOD | req
-	if c.busOff {
+	switch {
+	case req == modeConfig:
+		c.clearCounters(at)
+	case c.busOff:
 		c.restartRecovery(at)
 	}
 	c.kickTx(at)
