@@ -265,13 +265,22 @@ func (c *Controller) Check() error {
 	return errNoChip
 }
 
-// SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it.
-func (c *Controller) SetMode(mode byte) error {
-	ctrl := mode
+// SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it. The
+// chip changes mode only once no transmission is pending (datasheet §10).
+func (c *Controller) SetMode(mode byte) error { return c.requestMode(mode, 0) }
+
+// canctrl is CANCTRL for mode: REQOP, and OSM for a one-shot configuration.
+func (c *Controller) canctrl(mode byte) byte {
 	if c.cfg.OneShot {
-		ctrl |= CANCTRLOSM
+		return mode | CANCTRLOSM
 	}
-	if err := c.writeRegs(RegCANCTRL, ctrl); err != nil {
+	return mode
+}
+
+// requestMode writes CANCTRL (mode, OSM, extra) and waits until CANSTAT.OPMOD
+// confirms the mode.
+func (c *Controller) requestMode(mode, extra byte) error {
+	if err := c.writeRegs(RegCANCTRL, c.canctrl(mode)|extra); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(time.Second)
@@ -290,12 +299,20 @@ func (c *Controller) SetMode(mode byte) error {
 	}
 }
 
-// Stop puts the chip back into Configuration mode: it leaves the bus.
+// Stop puts the chip back into Configuration mode: it leaves the bus. A pending frame
+// that cannot go out (bus-off, no ACK) would hold the chip in its mode, so Stop
+// requests Configuration mode with ABAT set: the chip aborts what is pending (a
+// frame on the wire finishes its attempt) and then changes mode; ABAT is cleared
+// afterwards. Aborted frames count in Pending until the next Init.
 func (c *Controller) Stop() error {
 	if err := c.writeRegs(RegCANINTE, 0); err != nil {
 		return err
 	}
-	return c.SetMode(ModeConfig)
+	if err := c.requestMode(ModeConfig, CANCTRLABAT); err != nil {
+		return err
+	}
+	c.aborting = false
+	return c.writeRegs(RegCANCTRL, c.canctrl(ModeConfig))
 }
 
 func (c *Controller) readReg(addr byte) (byte, error) {

@@ -219,3 +219,44 @@ func TestHandleInterruptAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per interrupt", allocs)
 	}
 }
+
+// readReg reads one chip register through the rig's SPI, for checks.
+func (r *rig) readReg(addr byte) byte {
+	rx := make([]byte, 3)
+	if err := r.Transfer(mcp2515.OpRead, []byte{mcp2515.InstrRead, addr, 0}, rx); err != nil {
+		r.t.Fatal(err)
+	}
+	return rx[2]
+}
+
+// Stop leaves the bus although the pending frames cannot go out (nobody ACKs): the
+// chip changes mode only once no transmission is pending (datasheet §10), so Stop
+// aborts them, and clears ABAT again.
+func TestStopAbortsFramesThatCannotGoOut(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.bus.NoAck(r.now, r.now+3600e9)
+	for i := 0; i < 2; i++ {
+		f := frameN(i)
+		if _, err := r.ctl.Transmit(&f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.advance(300 * r.bitNs) // a few failed attempts
+	if err := r.ctl.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.readReg(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; st != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after Stop, want Configuration", st)
+	}
+	if ctrl := r.readReg(mcp2515.RegCANCTRL); ctrl&mcp2515.CANCTRLABAT != 0 {
+		t.Fatalf("CANCTRL %#02x: ABAT left set", ctrl)
+	}
+	for i := byte(0); i < 2; i++ {
+		if ctrl := r.readReg(mcp2515.RegTXB0CTRL + 0x10*i); ctrl&(mcp2515.TXBCTRLTXREQ|mcp2515.TXBCTRLABTF) != mcp2515.TXBCTRLABTF {
+			t.Fatalf("TXB%dCTRL %#02x, want TXREQ clear and ABTF set", i, ctrl)
+		}
+	}
+	if n := len(r.peer.Received()); n != 0 {
+		t.Fatalf("peer received %d frames", n)
+	}
+}

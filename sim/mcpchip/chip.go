@@ -14,8 +14,12 @@
 //     one bit late (it decodes mosi>>1 with the previous byte's LSB on top) and the
 //     master samples MISO one bit late (miso>>1 | 0x80). Counted in Stats.Corrupted.
 //   - RTS and a WRITE/BIT MODIFY of TXREQ take effect at the end of their byte.
-//   - A REQOP change takes effect at once (OPMOD follows immediately) unless the chip
-//     is transmitting a frame; then at the end of that frame (success or error).
+//   - A REQOP change takes effect at once (OPMOD follows immediately) unless a
+//     transmission is pending in Normal or Loopback mode; then when the last pending
+//     buffer's TXREQ clears: sent, failed in one-shot mode, or aborted (datasheet
+//     §10). A frame that keeps failing holds the change until ABAT or a TXREQ clear.
+//     Listen-only, Sleep and Configuration mode send nothing: a TXREQ set there does
+//     not hold a change from them.
 //   - Interrupt flags are set whatever CANINTE says; CANINTE only gates the INT pin.
 //   - ERRIF cannot be cleared while EFLG.RX0OVR or RX1OVR is set (the datasheet's "a
 //     flag cannot be cleared while its condition persists"): clear EFLG first.
@@ -75,7 +79,7 @@ type Chip struct {
 	lbTimer  *canbus.Timer
 	lbIdle   int64
 	lbFrame  can.Frame
-	modeWait bool // a REQOP change waits for the end of the frame on the wire
+	modeWait bool // a REQOP change waits for the pending transmissions
 
 	// errors
 	tec, rec   int

@@ -177,6 +177,49 @@ func TestModeChangeWaitsForFrameAndABAT(t *testing.T) {
 	r.expect(mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ) // Configuration mode: waits
 }
 
+// A mode change waits for every pending transmission, not only the frame on the wire
+// (datasheet §10): a frame that keeps failing holds the chip in Normal mode until it
+// goes out or is aborted.
+func TestModeChangeWaitsForPendingTransmissions(t *testing.T) {
+	r, b, _ := busRig(t, listener("p"))
+	r.setup500k(mcp2515.ModeNormal)
+	noAckUntil := r.at + 2_000_000
+	b.NoAck(r.at, noAckUntil)
+	r.loadTx(0, 0x100, false, 0)
+	r.loadTx(1, 0x101, false, 0)
+	r.xfer(mcp2515.InstrRTS | 3)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.wait(400 * bit500k) // several failed attempts
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+		t.Fatalf("OPMOD %#02x with TXB0 and TXB1 pending, want Normal", m)
+	}
+	r.wait(noAckUntil - r.at)
+	r.wait(200 * bit500k) // ACKs again: both frames go out, then the mode changes
+	if s := r.status(); s != mcp2515.StatusTX0IF|mcp2515.StatusTX1IF {
+		t.Fatalf("READ STATUS %#02x, want TX0IF and TX1IF, no TXREQ", s)
+	}
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after the pending frames went out, want Configuration", m)
+	}
+
+	// A frame that cannot go out: the change waits until ABAT ends its retries.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANINTF, 0)
+	b.NoAck(r.at, r.at+1_000_000_000)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.wait(400 * bit500k)
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+		t.Fatalf("OPMOD %#02x with TXB0 retrying, want Normal", m)
+	}
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig|mcp2515.CANCTRLABAT)
+	r.wait(100 * bit500k) // the attempt on the wire fails and is not retried
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after ABAT, want Configuration", m)
+	}
+	r.expect(mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLABTF|mcp2515.TXBCTRLTXERR)
+}
+
 func TestSleepWakeOnBusActivity(t *testing.T) {
 	r, _, ps := busRig(t, listener("a"), listener("b"))
 	r.setup500k(mcp2515.ModeSleep)

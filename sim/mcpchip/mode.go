@@ -1,15 +1,16 @@
 package mcpchip
 
-// requestMode applies CANCTRL.REQOP: at once, or when the frame on the wire ends.
-// Reserved REQOP values (101..111) are ignored: OPMOD stays.
+// requestMode applies CANCTRL.REQOP: at once, or once no transmission is pending
+// ("the mode will not actually change until all pending message transmissions are
+// complete", datasheet §10). Reserved REQOP values (101..111) are ignored: OPMOD stays.
 func (c *Chip) requestMode(at int64) {
-	if c.txBuf >= 0 {
-		c.modeWait = true
-		return
-	}
 	c.modeWait = false
 	req := c.r[regCANCTRL] & canctrlREQOP
 	if req > modeConfig || req == c.opmod() {
+		return
+	}
+	if c.txPending() {
+		c.modeWait = true
 		return
 	}
 	c.r[regCANSTAT] = c.r[regCANSTAT]&^canstatOPMOD | req
@@ -22,7 +23,23 @@ func (c *Chip) requestMode(at int64) {
 	c.kickTx(at)
 }
 
-// modeDone is called when the frame on the wire ended: a waiting mode change applies.
+// txPending reports whether a transmission is pending in a mode that sends: Normal
+// or Loopback with a TXREQ set. Listen-only, Sleep and Configuration mode send
+// nothing, so a TXREQ set there does not hold a mode change.
+func (c *Chip) txPending() bool {
+	if m := c.opmod(); m != modeNormal && m != modeLoopback {
+		return false
+	}
+	for n := 0; n < 3; n++ {
+		if c.r[txBase(n)]&txbTXREQ != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// modeDone is called when a TXREQ cleared (sent, failed in one-shot mode, aborted):
+// a waiting mode change applies once none is pending.
 func (c *Chip) modeDone(at int64) {
 	if c.modeWait {
 		c.requestMode(at)

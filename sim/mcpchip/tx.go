@@ -38,6 +38,7 @@ func (c *Chip) abortTx(n int, at int64) {
 	}
 	c.r[a] = c.r[a]&^txbTXREQ | txbABTF
 	c.stats.Aborted++
+	c.modeDone(at)
 }
 
 func (c *Chip) abortAll(at int64) {
@@ -178,6 +179,7 @@ func (c *Chip) TxLost(at int64) {
 	}
 	c.stats.ArbLost++
 	c.failed(c.cand, txbMLOA)
+	c.modeDone(at)
 }
 
 // TxDone implements canbus.Node.
