@@ -20,6 +20,8 @@
 //     §10). A frame that keeps failing holds the change until ABAT or a TXREQ clear.
 //     Listen-only, Sleep and Configuration mode send nothing: a TXREQ set there does
 //     not hold a change from them.
+//   - The TXnRTS and RXnBF pins are not connected: TXRTSCTRL.BnRTS read 1 (the pins'
+//     pull-ups) in digital-input mode, and no pin ever requests a transmission.
 //   - Interrupt flags are set whatever CANINTE says; CANINTE only gates the INT pin.
 //   - ERRIF cannot be cleared while EFLG.RX0OVR or RX1OVR is set (the datasheet's "a
 //     flag cannot be cleared while its condition persists"): clear EFLG first.
@@ -123,7 +125,6 @@ func (c *Chip) ostNs() int64 {
 // powerOn sets the power-on/reset state and starts the oscillator start-up timer.
 func (c *Chip) powerOn(at int64) {
 	c.r = [regFileSize]byte{}
-	c.r[regTXRTSCTRL] = txrtsPinsHigh // TXnRTS pins: inputs, nothing connected
 	c.r[regCANSTAT] = modeConfig
 	c.r[regCANCTRL] = canctrlAtPOR
 	c.tec, c.rec, c.busOff = 0, 0, false
