@@ -30,6 +30,11 @@
 //   - A frame is received (and ACKed) only when the chip's bit time from CNF1..3 and
 //     the oscillator is within 1.5 % of the bus bitrate; otherwise every frame is an
 //     error for it and every frame it sends is destroyed (canbus.Garbler).
+//   - Bus integration (ISO 11898-1): coming on the bus (Normal or Listen-only mode
+//     from Configuration, Sleep or Loopback mode) the chip waits for 11 consecutive
+//     recessive bits before it takes part. It neither receives, ACKs nor counts
+//     errors for a frame that started before, starts no frame before, and on a bus
+//     stuck dominant it waits until the bus is released.
 //   - Bus-off recovery counts 128 sequences of 11 recessive bits (canbus counts them);
 //     Sleep mode suspends it and restarts the count. Entering Configuration mode
 //     clears TEC and REC (datasheet §10.1), which ends bus-off; EFLG follows, and
@@ -83,6 +88,14 @@ type Chip struct {
 	lbFrame  can.Frame
 	modeWait bool // a REQOP change waits for the pending transmissions
 
+	// bus integration (join): the chip takes part in the frame on the bus if joined
+	// held at its start: it started joinAt or later, after a sequence of 11
+	// recessive bits that began after the chip came on the bus (past joinSeq)
+	joined    bool
+	joinAt    int64
+	joinSeq   int64
+	joinTimer *canbus.Timer // starts a pending transmission once integrated
+
 	// errors
 	tec, rec   int
 	busOff     bool
@@ -107,6 +120,7 @@ func New(oscHz uint32, bus *canbus.Bus) *Chip {
 	}
 	c.lbTimer = canbus.NewTimer(c.loopbackDone)
 	c.recovTimer = canbus.NewTimer(c.checkRecovery)
+	c.joinTimer = canbus.NewTimer(c.kickTx)
 	c.powerOn(c.bus.Clock().Now())
 	if bus != nil {
 		bus.Attach(c)
@@ -130,6 +144,7 @@ func (c *Chip) powerOn(at int64) {
 	c.tec, c.rec, c.busOff = 0, 0, false
 	c.bus.Cancel(c.lbTimer)
 	c.bus.Cancel(c.recovTimer)
+	c.bus.Cancel(c.joinTimer)
 	c.txBuf, c.cand, c.modeWait = -1, -1, false
 	c.abortReq = [3]bool{}
 	c.errata = 0

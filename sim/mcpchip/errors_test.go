@@ -72,6 +72,7 @@ func TestReceiveErrorsAndBitrateMismatch(t *testing.T) {
 	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
 	r.write(mcp2515.RegCNF1, 0x01) // 250 kbit/s on a 500 kbit/s bus
 	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(11 * 2 * bit500k) // bus integration: 11 bits at the chip's bit time
 	for i := 0; i < 3; i++ {
 		ps[0].Send(can.Frame{ID: 0x10})
 	}
@@ -312,4 +313,29 @@ func TestRESETClearsErrorCounters(t *testing.T) {
 	r.expect(mcp2515.RegTEC, 0)
 	r.expect(mcp2515.RegREC, 0)
 	r.expect(mcp2515.RegEFLG, 0)
+}
+
+// A chip that comes on the bus while it is stuck dominant never sees 11 recessive
+// bits: it counts no errors and sends nothing until the bus is released.
+func TestComingOnAStuckBus(t *testing.T) {
+	r, b, ps := busRig(t, listener("a"))
+	r.setup500k(mcp2515.ModeConfig)
+	r.loadTx(0, 0x123, false, 0)
+	r.xfer(mcp2515.InstrRTS | 1) // pending; Configuration mode sends nothing
+	stuck := r.at + 10_000
+	release := stuck + 1_000_000
+	b.StuckDominant(stuck, release)
+	r.wait(stuck + 100_000 - r.at)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(release - r.at)
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegCANINTF, 0)
+	r.wait(200 * bit500k)
+	if s := r.status(); s != mcp2515.StatusTX0IF {
+		t.Fatalf("READ STATUS %#02x: the pending frame should go out after the release", s)
+	}
+	if got := len(ps[0].Received()); got != 1 {
+		t.Fatalf("peer received %d frames", got)
+	}
 }

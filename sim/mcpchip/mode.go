@@ -13,7 +13,11 @@ func (c *Chip) requestMode(at int64) {
 		c.modeWait = true
 		return
 	}
+	old := c.opmod()
 	c.r[regCANSTAT] = c.r[regCANSTAT]&^canstatOPMOD | req
+	if !onBus(old) && onBus(req) {
+		c.join(at)
+	}
 	switch {
 	case req == modeConfig:
 		c.clearCounters(at)
@@ -21,6 +25,30 @@ func (c *Chip) requestMode(at int64) {
 		c.restartRecovery(at)
 	}
 	c.kickTx(at)
+}
+
+// onBus reports whether mode m takes part in bus traffic.
+func onBus(m uint8) bool { return m == modeNormal || m == modeListen }
+
+// join starts bus integration: the chip takes part once it has seen 11 consecutive
+// recessive bits (after its oscillator start-up, if that is still running). A frame
+// already on the wire ends with 11 (ACK delimiter, EOF, intermission), an error
+// frame with 11 (delimiter, intermission), so the chip takes part in the first
+// frame that starts at least 11 bit times after it came on the bus, once the bus
+// has counted a sequence of 11 recessive bits since (none while it is stuck).
+func (c *Chip) join(at int64) {
+	c.joined = false
+	c.joinAt = max(at, c.readyAt) + c.bus.Bits(11)
+	c.joinSeq = c.bus.RecessiveSequences(at)
+	c.bus.Schedule(c.joinTimer, c.joinAt)
+}
+
+// integrate is called at every start of frame (and every error tick of a stuck bus):
+// it decides whether the chip takes part in what follows.
+func (c *Chip) integrate(at int64) {
+	if !c.joined && at >= c.joinAt && c.bus.RecessiveSequences(at) > c.joinSeq {
+		c.joined = true
+	}
 }
 
 // txPending reports whether a transmission is pending in a mode that sends: Normal

@@ -155,10 +155,12 @@ func (c *Chip) failed(n int, flag uint8) {
 	c.abortReq[n] = false
 }
 
-// Pending implements canbus.Node.
+// Pending implements canbus.Node. A frame starts: the chip also completes its bus
+// integration here.
 func (c *Chip) Pending(at int64) (can.Frame, bool) {
 	c.cand = -1
-	if !c.onBus || c.opmod() != modeNormal || c.busOff || at < c.readyAt {
+	c.integrate(at)
+	if !c.onBus || c.opmod() != modeNormal || c.busOff || !c.joined {
 		return can.Frame{}, false
 	}
 	n := c.pick()
