@@ -6,9 +6,11 @@
 // as the chip's wrong behaviour.
 //
 // Model choices where the datasheet leaves room (each also noted at its code):
-//   - Oscillator start-up: after power-on (New) and after RESET the chip ignores SPI
-//     for 128 OSC1 cycles; meanwhile MISO reads 0xFF (SO undriven, read as ones) and
-//     the bytes are counted in Stats.Ignored. No start-up delay after wake from Sleep.
+//   - Oscillator start-up: after power-on (New), after RESET and after a wake-up from
+//     Sleep mode (datasheet §8.1) the chip ignores SPI for 128 OSC1 cycles;
+//     meanwhile MISO reads 0xFF (SO undriven, read as ones) and the bytes are
+//     counted in Stats.Ignored. A wake-up keeps the registers; the chip comes on the
+//     bus (bus integration) once the start-up time is over.
 //   - MISO is 0xFF (undriven) during instruction/address bytes and while CS is high.
 //   - SPI modes 1 and 2, and SCLK > 10 MHz, corrupt the exchange: the chip samples MOSI
 //     one bit late (it decodes mosi>>1 with the previous byte's LSB on top) and the

@@ -1,6 +1,7 @@
 package mcpchip
 
 import (
+	"bytes"
 	"testing"
 
 	"go.einride.tech/can"
@@ -236,6 +237,41 @@ func TestSleepWakeOnBusActivity(t *testing.T) {
 	if len(r.int) != 1 || r.int[0].high {
 		t.Fatalf("INT edges %v", r.int)
 	}
+}
+
+// Waking up restarts the oscillator: the start-up timer (128 OSC1 cycles, 8 µs at
+// 16 MHz) runs again, as after power-on (datasheet §8.1), whether the MCU forces
+// WAKIF or bus activity wakes the chip. Meanwhile SPI is ignored.
+func TestWakeUpOscillatorStartUp(t *testing.T) {
+	r, b, ps := busRig(t, listener("a"), listener("b"))
+	r.setup500k(mcp2515.ModeSleep)
+	r.write(mcp2515.RegCANINTE, mcp2515.IntWAK)
+	woke := r.at + 3*byteNs // the WRITE's data byte
+	r.write(mcp2515.RegCANINTF, mcp2515.IntWAK)
+	ignored := r.c.Stats().Ignored
+	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
+		t.Fatalf("READ CANSTAT %d ns after the wake-up = % x, want ff ff ff (start-up)", r.at-woke, got)
+	}
+	if n := r.c.Stats().Ignored - ignored; n != 3 {
+		t.Fatalf("%d bytes ignored, want 3", n)
+	}
+	r.at = woke + 8000
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeListenOnly|mcp2515.ICODWake)
+	r.expect(mcp2515.RegCANINTE, mcp2515.IntWAK) // the registers kept their contents
+
+	// Bus activity wakes it at the end of the frame.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeSleep)
+	r.write(mcp2515.RegCANINTF, 0)
+	f := can.Frame{ID: 0x10}
+	ps[0].Send(f)
+	r.wait(10 * bit500k)
+	eof := b.Stats().LastSOF + int64(canbus.FrameBits(f)-3)*bit500k
+	r.wait(eof - r.at)
+	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0)[2]; got != 0xFF {
+		t.Fatalf("READ CANSTAT right after the waking frame = %#02x, want ff (start-up)", got)
+	}
+	r.at = eof + 8000
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeListenOnly|mcp2515.ICODWake)
 }
 
 func TestReceivePathNoAlloc(t *testing.T) {

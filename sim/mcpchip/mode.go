@@ -74,8 +74,11 @@ func (c *Chip) modeDone(at int64) {
 	}
 }
 
-// wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows.
+// wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows. The
+// oscillator starts again: the oscillator start-up timer runs as after power-on
+// (§8.1), and SPI is ignored until it expires.
 func (c *Chip) wake(at int64) {
+	c.readyAt = at + c.ostNs()
 	c.r[regCANCTRL] = c.r[regCANCTRL]&^canctrlREQOP | modeListen
 	c.requestMode(at)
 }
