@@ -136,6 +136,11 @@ var ErrNoChip = errNoChip
 
 var errNoChip = errors.New("mcp2515: no answer on SPI (MISO stuck at 0x00 or 0xFF): check wiring, chip select and power")
 
+// ostMax bounds the oscillator start-up time after RESET: 128 OSC1 cycles (datasheet
+// §8.1) at 1 MHz, the slowest oscillator drivers/net/can/spi/mcp251x.c accepts; 8 µs
+// at 16 MHz.
+const ostMax = OSTCycles * time.Second / 1_000_000
+
 // Reset sends RESET, waits for the oscillator start-up, and checks that the chip
 // is in Configuration mode with CANCTRL at its reset value.
 func (c *Controller) Reset() error {
@@ -143,8 +148,10 @@ func (c *Controller) Reset() error {
 	if err := c.spi.Transfer(OpReset, c.tx[:1], c.rx[:1]); err != nil {
 		return err
 	}
-	// 128 OSC1 cycles are 8 µs at 16 MHz; the kernel waits 5 ms. Poll instead, for
-	// up to a second; a bus that reads only 0x00/0xFF for 10 ms has no chip on it.
+	// No SPI operation may be attempted before the start-up timer expires (§8.1):
+	// wait for it, as the kernel's mcp251x_hw_reset does (it sleeps 5 ms). Then poll,
+	// for up to a second; a bus that reads only 0x00/0xFF for 10 ms has no chip on it.
+	time.Sleep(ostMax)
 	start := time.Now()
 	for {
 		st, err := c.readReg(RegCANSTAT)

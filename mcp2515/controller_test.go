@@ -2,6 +2,7 @@ package mcp2515_test
 
 import (
 	"testing"
+	"time"
 
 	"go.einride.tech/can"
 
@@ -258,5 +259,35 @@ func TestStopAbortsFramesThatCannotGoOut(t *testing.T) {
 	}
 	if n := len(r.peer.Received()); n != 0 {
 		t.Fatalf("peer received %d frames", n)
+	}
+}
+
+// wallSPI is the rig's SPI with the host time between transfers added to the
+// virtual clock, so that the driver's sleeps count as the chip's time.
+type wallSPI struct {
+	r    *rig
+	last time.Time
+}
+
+func (w *wallSPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
+	if !w.last.IsZero() {
+		w.r.advance(time.Since(w.last).Nanoseconds())
+	}
+	err := w.r.Transfer(op, tx, rx)
+	w.last = time.Now()
+	return err
+}
+
+// Reset waits for the oscillator start-up timer before its first SPI operation
+// (datasheet §8.1): the chip ignores no byte.
+func TestResetWaitsForTheOscillator(t *testing.T) {
+	r := newRig(t, 500_000)
+	ctl := mcp2515.New(&wallSPI{r: r}, r, mcp2515.Config{}, r.clock)
+	before := r.chip.Stats().Ignored
+	if err := ctl.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.chip.Stats().Ignored - before; n != 0 {
+		t.Fatalf("the chip ignored %d bytes sent during its oscillator start-up", n)
 	}
 }
