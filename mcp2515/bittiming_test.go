@@ -2,8 +2,9 @@ package mcp2515
 
 import "testing"
 
-// The rows of /work/shared/reference/mcp2515-and-kernel-drivers.md §3.2 (the kernel's
-// can_calc_bittiming for mcp251x), plus mkl's 12 MHz 125k row from can-utils #359.
+// What the kernel's can_calc_bittiming (drivers/net/can/dev/calc_bittiming.c) gives
+// with mcp251x's limits (drivers/net/can/spi/mcp251x.c, mcp251x_bittiming_const), plus
+// the 12 MHz 125 kbit/s row from https://github.com/linux-can/can-utils/issues/359.
 func TestCalcBitTimingKernelTable(t *testing.T) {
 	tests := []struct {
 		osc, rate, sp           uint32

@@ -30,10 +30,11 @@ const ceBits = bcm2835.CSTA | bcm2835.CSCSMask | bcm2835.CSCSPOL | bcm2835.CSCSP
 // completed byte the selected slave's Exchange is called with the completion time
 // and its MISO byte is pushed into the RX FIFO.
 //
-// CE lines (per dibase.co.uk's measurements of the CS register): with TA=0 every CE
-// is inactive; with TA=1 the CE selected by CS[1:0] is active. A CE's active level
-// is high when its CSPOLn bit is set; the global CSPOL bit is modelled as applying
-// to every CE (OR-ed with CSPOLn) — the driver leaves it 0.
+// CE lines (as measured in
+// https://dibase.co.uk/blog/bcm2835_spi0_peripheral_documentation_errors): with
+// TA=0 every CE is inactive; with TA=1 the CE selected by CS[1:0] is active. A CE's
+// active level is high when its CSPOLn bit is set; the global CSPOL bit is modelled
+// as applying to every CE (OR-ed with CSPOLn) — the driver leaves it 0.
 //
 // DONE written as 1 is accepted and counted (the kernel writes it at the end of
 // every transfer: the hardware is said to break otherwise, a failure this model does
