@@ -113,18 +113,25 @@ func TestSPI0WireTime(t *testing.T) {
 	}
 }
 
-// TX halts while the RX FIFO is full, and resumes when a byte is read.
-func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
+// fillRX shifts 64 bytes to a slave on CE0 with TA and the extra CS bits set: once
+// they are done, the RX FIFO is full.
+func fillRX(extra uint32) (*soc.SPI0Model, *recorder) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	setALT0(s.GPIO(), bcm2835.PinCE0)
-	var sl recorder
-	s.AttachSPI(&sl, bcm2835.PinCE0, false)
+	sl := &recorder{}
+	s.AttachSPI(sl, bcm2835.PinCE0, false)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 2) // 125 MHz: 64 bytes in under 5 µs
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	r.Store(bcm2835.SPICS, bcm2835.CSTA|extra|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
 	for i := range 64 {
 		r.Store(bcm2835.SPIFIFO, uint32(i))
 	}
+	return r, sl
+}
+
+// TX halts while the RX FIFO is full, and resumes when a byte is read.
+func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
+	r, sl := fillRX(0)
 	v := waitCS(t, r, bcm2835.CSRXF|bcm2835.CSRXR|bcm2835.CSRXD|bcm2835.CSDONE)
 	if v&bcm2835.CSTXD == 0 {
 		t.Fatalf("TXD clear with an empty TX FIFO: CS = %#08x", v)
@@ -152,16 +159,7 @@ func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
 // RXR ("RX FIFO needs reading") reads 0 while TA is clear, whatever the RX FIFO
 // holds (§10.5); RXD and RXF keep showing the FIFO. REN holds what was written.
 func TestSPI0RXRNeedsTA(t *testing.T) {
-	s := soc.New(core, bcm2835.SoCBCM2837)
-	setALT0(s.GPIO(), bcm2835.PinCE0)
-	var sl recorder
-	s.AttachSPI(&sl, bcm2835.PinCE0, false)
-	r := s.SPI0()
-	r.Store(bcm2835.SPICLK, 2)
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|bcm2835.CSREN|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
-	for i := range 64 {
-		r.Store(bcm2835.SPIFIFO, uint32(i))
-	}
+	r, _ := fillRX(bcm2835.CSREN)
 	const fifo = bcm2835.CSRXF | bcm2835.CSRXR | bcm2835.CSRXD
 	if v := waitCS(t, r, fifo|bcm2835.CSDONE); v&bcm2835.CSREN == 0 {
 		t.Fatalf("CS = %#08x: REN written as 1 reads 0", v)
