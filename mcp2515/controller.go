@@ -136,6 +136,11 @@ var ErrNoChip = errNoChip
 
 var errNoChip = errors.New("mcp2515: no answer on SPI (MISO stuck at 0x00 or 0xFF): check wiring, chip select and power")
 
+// ostMax bounds the oscillator start-up time after RESET: 128 OSC1 cycles (datasheet
+// §8.1) at 1 MHz, the slowest oscillator drivers/net/can/spi/mcp251x.c accepts; 8 µs
+// at 16 MHz.
+const ostMax = OSTCycles * time.Second / 1_000_000
+
 // Reset sends RESET, waits for the oscillator start-up, and checks that the chip
 // is in Configuration mode with CANCTRL at its reset value.
 func (c *Controller) Reset() error {
@@ -143,8 +148,10 @@ func (c *Controller) Reset() error {
 	if err := c.spi.Transfer(OpReset, c.tx[:1], c.rx[:1]); err != nil {
 		return err
 	}
-	// 128 OSC1 cycles are 8 µs at 16 MHz; the kernel waits 5 ms. Poll instead, for
-	// up to a second; a bus that reads only 0x00/0xFF for 10 ms has no chip on it.
+	// No SPI operation may be attempted before the start-up timer expires (§8.1):
+	// wait for it, as the kernel's mcp251x_hw_reset does (it sleeps 5 ms). Then poll,
+	// for up to a second; a bus that reads only 0x00/0xFF for 10 ms has no chip on it.
+	time.Sleep(ostMax)
 	start := time.Now()
 	for {
 		st, err := c.readReg(RegCANSTAT)
@@ -265,13 +272,22 @@ func (c *Controller) Check() error {
 	return errNoChip
 }
 
-// SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it.
-func (c *Controller) SetMode(mode byte) error {
-	ctrl := mode
+// SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it. The
+// chip changes mode only once no transmission is pending (datasheet §10).
+func (c *Controller) SetMode(mode byte) error { return c.requestMode(mode, 0) }
+
+// canctrl is CANCTRL for mode: REQOP, and OSM for a one-shot configuration.
+func (c *Controller) canctrl(mode byte) byte {
 	if c.cfg.OneShot {
-		ctrl |= CANCTRLOSM
+		return mode | CANCTRLOSM
 	}
-	if err := c.writeRegs(RegCANCTRL, ctrl); err != nil {
+	return mode
+}
+
+// requestMode writes CANCTRL (mode, OSM, extra) and waits until CANSTAT.OPMOD
+// confirms the mode.
+func (c *Controller) requestMode(mode, extra byte) error {
+	if err := c.writeRegs(RegCANCTRL, c.canctrl(mode)|extra); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(time.Second)
@@ -290,12 +306,20 @@ func (c *Controller) SetMode(mode byte) error {
 	}
 }
 
-// Stop puts the chip back into Configuration mode: it leaves the bus.
+// Stop puts the chip back into Configuration mode: it leaves the bus. A pending frame
+// that cannot go out (bus-off, no ACK) would hold the chip in its mode, so Stop
+// requests Configuration mode with ABAT set: the chip aborts what is pending (a
+// frame on the wire finishes its attempt) and then changes mode; ABAT is cleared
+// afterwards. Aborted frames count in Pending until the next Init.
 func (c *Controller) Stop() error {
 	if err := c.writeRegs(RegCANINTE, 0); err != nil {
 		return err
 	}
-	return c.SetMode(ModeConfig)
+	if err := c.requestMode(ModeConfig, CANCTRLABAT); err != nil {
+		return err
+	}
+	c.aborting = false
+	return c.writeRegs(RegCANCTRL, c.canctrl(ModeConfig))
 }
 
 func (c *Controller) readReg(addr byte) (byte, error) {

@@ -2,6 +2,7 @@ package mcp2515_test
 
 import (
 	"testing"
+	"time"
 
 	"go.einride.tech/can"
 
@@ -216,5 +217,76 @@ func TestHandleInterruptAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per interrupt", allocs)
+	}
+}
+
+// readReg reads one chip register through the rig's SPI, for checks.
+func (r *rig) readReg(addr byte) byte {
+	rx := make([]byte, 3)
+	if err := r.Transfer(mcp2515.OpRead, []byte{mcp2515.InstrRead, addr, 0}, rx); err != nil {
+		r.t.Fatal(err)
+	}
+	return rx[2]
+}
+
+// Stop leaves the bus although the pending frames cannot go out (nobody ACKs): the
+// chip changes mode only once no transmission is pending (datasheet §10), so Stop
+// aborts them, and clears ABAT again.
+func TestStopAbortsFramesThatCannotGoOut(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.bus.NoAck(r.now, r.now+3600e9)
+	for i := 0; i < 2; i++ {
+		f := frameN(i)
+		if _, err := r.ctl.Transmit(&f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.advance(300 * r.bitNs) // a few failed attempts
+	if err := r.ctl.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.readReg(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; st != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after Stop, want Configuration", st)
+	}
+	if ctrl := r.readReg(mcp2515.RegCANCTRL); ctrl&mcp2515.CANCTRLABAT != 0 {
+		t.Fatalf("CANCTRL %#02x: ABAT left set", ctrl)
+	}
+	for i := byte(0); i < 2; i++ {
+		if ctrl := r.readReg(mcp2515.RegTXB0CTRL + 0x10*i); ctrl&(mcp2515.TXBCTRLTXREQ|mcp2515.TXBCTRLABTF) != mcp2515.TXBCTRLABTF {
+			t.Fatalf("TXB%dCTRL %#02x, want TXREQ clear and ABTF set", i, ctrl)
+		}
+	}
+	if n := len(r.peer.Received()); n != 0 {
+		t.Fatalf("peer received %d frames", n)
+	}
+}
+
+// wallSPI is the rig's SPI with the host time between transfers added to the
+// virtual clock, so that the driver's sleeps count as the chip's time.
+type wallSPI struct {
+	r    *rig
+	last time.Time
+}
+
+func (w *wallSPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
+	if !w.last.IsZero() {
+		w.r.advance(time.Since(w.last).Nanoseconds())
+	}
+	err := w.r.Transfer(op, tx, rx)
+	w.last = time.Now()
+	return err
+}
+
+// Reset waits for the oscillator start-up timer before its first SPI operation
+// (datasheet §8.1): the chip ignores no byte.
+func TestResetWaitsForTheOscillator(t *testing.T) {
+	r := newRig(t, 500_000)
+	ctl := mcp2515.New(&wallSPI{r: r}, r, mcp2515.Config{}, r.clock)
+	before := r.chip.Stats().Ignored
+	if err := ctl.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.chip.Stats().Ignored - before; n != 0 {
+		t.Fatalf("the chip ignored %d bytes sent during its oscillator start-up", n)
 	}
 }

@@ -6,16 +6,24 @@
 // as the chip's wrong behaviour.
 //
 // Model choices where the datasheet leaves room (each also noted at its code):
-//   - Oscillator start-up: after power-on (New) and after RESET the chip ignores SPI
-//     for 128 OSC1 cycles; meanwhile MISO reads 0xFF (SO undriven, read as ones) and
-//     the bytes are counted in Stats.Ignored. No start-up delay after wake from Sleep.
+//   - Oscillator start-up: after power-on (New), after RESET and after a wake-up from
+//     Sleep mode (datasheet §8.1) the chip ignores SPI for 128 OSC1 cycles;
+//     meanwhile MISO reads 0xFF (SO undriven, read as ones) and the bytes are
+//     counted in Stats.Ignored. A wake-up keeps the registers; the chip comes on the
+//     bus (bus integration) once the start-up time is over.
 //   - MISO is 0xFF (undriven) during instruction/address bytes and while CS is high.
 //   - SPI modes 1 and 2, and SCLK > 10 MHz, corrupt the exchange: the chip samples MOSI
 //     one bit late (it decodes mosi>>1 with the previous byte's LSB on top) and the
 //     master samples MISO one bit late (miso>>1 | 0x80). Counted in Stats.Corrupted.
 //   - RTS and a WRITE/BIT MODIFY of TXREQ take effect at the end of their byte.
-//   - A REQOP change takes effect at once (OPMOD follows immediately) unless the chip
-//     is transmitting a frame; then at the end of that frame (success or error).
+//   - A REQOP change takes effect at once (OPMOD follows immediately) unless a
+//     transmission is pending in Normal or Loopback mode; then when the last pending
+//     buffer's TXREQ clears: sent, failed in one-shot mode, or aborted (datasheet
+//     §10). A frame that keeps failing holds the change until ABAT or a TXREQ clear.
+//     Listen-only, Sleep and Configuration mode send nothing: a TXREQ set there does
+//     not hold a change from them.
+//   - The TXnRTS and RXnBF pins are not connected: TXRTSCTRL.BnRTS read 1 (the pins'
+//     pull-ups) in digital-input mode, and no pin ever requests a transmission.
 //   - Interrupt flags are set whatever CANINTE says; CANINTE only gates the INT pin.
 //   - ERRIF cannot be cleared while EFLG.RX0OVR or RX1OVR is set (the datasheet's "a
 //     flag cannot be cleared while its condition persists"): clear EFLG first.
@@ -24,8 +32,15 @@
 //   - A frame is received (and ACKed) only when the chip's bit time from CNF1..3 and
 //     the oscillator is within 1.5 % of the bus bitrate; otherwise every frame is an
 //     error for it and every frame it sends is destroyed (canbus.Garbler).
+//   - Bus integration (ISO 11898-1): coming on the bus (Normal or Listen-only mode
+//     from Configuration, Sleep or Loopback mode) the chip waits for 11 consecutive
+//     recessive bits before it takes part. It neither receives, ACKs nor counts
+//     errors for a frame that started before, starts no frame before, and on a bus
+//     stuck dominant it waits until the bus is released.
 //   - Bus-off recovery counts 128 sequences of 11 recessive bits (canbus counts them);
-//     Sleep and Configuration mode suspend it and restart the count.
+//     Sleep mode suspends it and restarts the count. Entering Configuration mode
+//     clears TEC and REC (datasheet §10.1), which ends bus-off; EFLG follows, and
+//     its change sets ERRIF as any other does.
 //   - Error counters: ISO 11898-1 rules as simplified in canbus (transmitter +8,
 //     receiver +1, +8 per 8 dominant bits on a stuck bus, −1 on success, REC back to
 //     127 on success above 127, error-passive ACK errors do not count); REC saturates
@@ -73,7 +88,15 @@ type Chip struct {
 	lbTimer  *canbus.Timer
 	lbIdle   int64
 	lbFrame  can.Frame
-	modeWait bool // a REQOP change waits for the end of the frame on the wire
+	modeWait bool // a REQOP change waits for the pending transmissions
+
+	// bus integration (join): the chip takes part in the frame on the bus if joined
+	// held at its start: it started joinAt or later, after a sequence of 11
+	// recessive bits that began after the chip came on the bus (past joinSeq)
+	joined    bool
+	joinAt    int64
+	joinSeq   int64
+	joinTimer *canbus.Timer // starts a pending transmission once integrated
 
 	// errors
 	tec, rec   int
@@ -99,6 +122,7 @@ func New(oscHz uint32, bus *canbus.Bus) *Chip {
 	}
 	c.lbTimer = canbus.NewTimer(c.loopbackDone)
 	c.recovTimer = canbus.NewTimer(c.checkRecovery)
+	c.joinTimer = canbus.NewTimer(c.kickTx)
 	c.powerOn(c.bus.Clock().Now())
 	if bus != nil {
 		bus.Attach(c)
@@ -117,12 +141,12 @@ func (c *Chip) ostNs() int64 {
 // powerOn sets the power-on/reset state and starts the oscillator start-up timer.
 func (c *Chip) powerOn(at int64) {
 	c.r = [regFileSize]byte{}
-	c.r[regTXRTSCTRL] = txrtsPinsHigh // TXnRTS pins: inputs, nothing connected
 	c.r[regCANSTAT] = modeConfig
 	c.r[regCANCTRL] = canctrlAtPOR
 	c.tec, c.rec, c.busOff = 0, 0, false
 	c.bus.Cancel(c.lbTimer)
 	c.bus.Cancel(c.recovTimer)
+	c.bus.Cancel(c.joinTimer)
 	c.txBuf, c.cand, c.modeWait = -1, -1, false
 	c.abortReq = [3]bool{}
 	c.errata = 0

@@ -48,20 +48,27 @@ func (c *Chip) restartRecovery(at int64) {
 }
 
 // checkRecovery: after 128 sequences of 11 recessive bits the chip is error-active
-// again with TEC = REC = 0. Sleep and Configuration mode suspend the count.
+// again with TEC = REC = 0. Sleep mode suspends the count.
 func (c *Chip) checkRecovery(at int64) {
 	if !c.busOff {
 		return
 	}
-	if m := c.opmod(); m == modeSleep || m == modeConfig {
+	if c.opmod() == modeSleep {
 		return // requestMode restarts the count
 	}
 	if c.bus.RecessiveSequences(at)-c.busOffSeq >= 128 {
-		c.busOff = false
-		c.tec, c.rec = 0, 0
-		c.errState(at)
+		c.clearCounters(at)
 		c.kickTx(at)
 		return
 	}
 	c.bus.Schedule(c.recovTimer, c.bus.NextRecessiveSequence(c.busOffSeq+128))
+}
+
+// clearCounters sets TEC and REC to 0: after bus-off recovery, and on entering
+// Configuration mode ("When Configuration mode is entered, all error counters are
+// cleared", datasheet §10.1). With TEC at 0 the chip is error-active, not bus-off.
+func (c *Chip) clearCounters(at int64) {
+	c.tec, c.rec, c.busOff = 0, 0, false
+	c.bus.Cancel(c.recovTimer)
+	c.errState(at)
 }

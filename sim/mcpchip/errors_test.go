@@ -1,6 +1,7 @@
 package mcpchip
 
 import (
+	"bytes"
 	"testing"
 
 	"go.einride.tech/can"
@@ -72,6 +73,7 @@ func TestReceiveErrorsAndBitrateMismatch(t *testing.T) {
 	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
 	r.write(mcp2515.RegCNF1, 0x01) // 250 kbit/s on a 500 kbit/s bus
 	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(11 * 2 * bit500k) // bus integration: 11 bits at the chip's bit time
 	for i := 0; i < 3; i++ {
 		ps[0].Send(can.Frame{ID: 0x10})
 	}
@@ -177,6 +179,49 @@ func TestModeChangeWaitsForFrameAndABAT(t *testing.T) {
 	r.expect(mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ) // Configuration mode: waits
 }
 
+// A mode change waits for every pending transmission, not only the frame on the wire
+// (datasheet §10): a frame that keeps failing holds the chip in Normal mode until it
+// goes out or is aborted.
+func TestModeChangeWaitsForPendingTransmissions(t *testing.T) {
+	r, b, _ := busRig(t, listener("p"))
+	r.setup500k(mcp2515.ModeNormal)
+	noAckUntil := r.at + 2_000_000
+	b.NoAck(r.at, noAckUntil)
+	r.loadTx(0, 0x100, false, 0)
+	r.loadTx(1, 0x101, false, 0)
+	r.xfer(mcp2515.InstrRTS | 3)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.wait(400 * bit500k) // several failed attempts
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+		t.Fatalf("OPMOD %#02x with TXB0 and TXB1 pending, want Normal", m)
+	}
+	r.wait(noAckUntil - r.at)
+	r.wait(200 * bit500k) // ACKs again: both frames go out, then the mode changes
+	if s := r.status(); s != mcp2515.StatusTX0IF|mcp2515.StatusTX1IF {
+		t.Fatalf("READ STATUS %#02x, want TX0IF and TX1IF, no TXREQ", s)
+	}
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after the pending frames went out, want Configuration", m)
+	}
+
+	// A frame that cannot go out: the change waits until ABAT ends its retries.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANINTF, 0)
+	b.NoAck(r.at, r.at+1_000_000_000)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.wait(400 * bit500k)
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+		t.Fatalf("OPMOD %#02x with TXB0 retrying, want Normal", m)
+	}
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig|mcp2515.CANCTRLABAT)
+	r.wait(100 * bit500k) // the attempt on the wire fails and is not retried
+	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeConfig {
+		t.Fatalf("OPMOD %#02x after ABAT, want Configuration", m)
+	}
+	r.expect(mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLABTF|mcp2515.TXBCTRLTXERR)
+}
+
 func TestSleepWakeOnBusActivity(t *testing.T) {
 	r, _, ps := busRig(t, listener("a"), listener("b"))
 	r.setup500k(mcp2515.ModeSleep)
@@ -192,6 +237,41 @@ func TestSleepWakeOnBusActivity(t *testing.T) {
 	if len(r.int) != 1 || r.int[0].high {
 		t.Fatalf("INT edges %v", r.int)
 	}
+}
+
+// Waking up restarts the oscillator: the start-up timer (128 OSC1 cycles, 8 µs at
+// 16 MHz) runs again, as after power-on (datasheet §8.1), whether the MCU forces
+// WAKIF or bus activity wakes the chip. Meanwhile SPI is ignored.
+func TestWakeUpOscillatorStartUp(t *testing.T) {
+	r, b, ps := busRig(t, listener("a"), listener("b"))
+	r.setup500k(mcp2515.ModeSleep)
+	r.write(mcp2515.RegCANINTE, mcp2515.IntWAK)
+	woke := r.at + 3*byteNs // the WRITE's data byte
+	r.write(mcp2515.RegCANINTF, mcp2515.IntWAK)
+	ignored := r.c.Stats().Ignored
+	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
+		t.Fatalf("READ CANSTAT %d ns after the wake-up = % x, want ff ff ff (start-up)", r.at-woke, got)
+	}
+	if n := r.c.Stats().Ignored - ignored; n != 3 {
+		t.Fatalf("%d bytes ignored, want 3", n)
+	}
+	r.at = woke + 8000
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeListenOnly|mcp2515.ICODWake)
+	r.expect(mcp2515.RegCANINTE, mcp2515.IntWAK) // the registers kept their contents
+
+	// Bus activity wakes it at the end of the frame.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeSleep)
+	r.write(mcp2515.RegCANINTF, 0)
+	f := can.Frame{ID: 0x10}
+	ps[0].Send(f)
+	r.wait(10 * bit500k)
+	eof := b.Stats().LastSOF + int64(canbus.FrameBits(f)-3)*bit500k
+	r.wait(eof - r.at)
+	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0)[2]; got != 0xFF {
+		t.Fatalf("READ CANSTAT right after the waking frame = %#02x, want ff (start-up)", got)
+	}
+	r.at = eof + 8000
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeListenOnly|mcp2515.ICODWake)
 }
 
 func TestReceivePathNoAlloc(t *testing.T) {
@@ -214,5 +294,84 @@ func TestReceivePathNoAlloc(t *testing.T) {
 	}
 	if s := r.c.Stats(); s.Received < 200 || s.Lost != 0 {
 		t.Fatalf("stats %+v", s)
+	}
+}
+
+// busOffRig brings a chip to bus-off with REC above 0 and TXB0 still pending: four
+// injected errors as a receiver, then a stuck-dominant bus while it transmits.
+func busOffRig(t *testing.T) *rig {
+	t.Helper()
+	r, b, ps := busRig(t, listener("p"))
+	r.setup500k(mcp2515.ModeNormal)
+	b.InjectErrors(0, 4)
+	ps[0].Send(can.Frame{ID: 0x10})
+	r.wait(1_000_000)
+	r.loadTx(0, 0x123, false, 0)
+	stuck := r.at + 10_000
+	b.StuckDominant(stuck, stuck+1_000_000)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.wait(stuck + 1_100_000 - r.at) // released; recovery needs 128 × 11 bits more
+	if e := r.read(mcp2515.RegEFLG); e&mcp2515.EFLGTXBO == 0 {
+		t.Fatalf("EFLG %#02x: not bus-off", e)
+	}
+	r.expect(mcp2515.RegTEC, 255)
+	r.expect(mcp2515.RegREC, 3)
+	r.write(mcp2515.RegCANINTF, 0)
+	return r
+}
+
+// Entering Configuration mode clears TEC and REC (datasheet §10.1), so the chip is
+// error-active again at once, without the 128 × 11 recessive bits of bus-off recovery.
+func TestConfigModeClearsErrorCounters(t *testing.T) {
+	r := busOffRig(t)
+	r.modify(mcp2515.RegCANCTRL, mcp2515.CANCTRLABAT, mcp2515.CANCTRLABAT) // TXB0 leaves
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeConfig|mcp2515.ICODError)
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegEFLG, 0)
+	r.expect(mcp2515.RegCANINTF, mcp2515.IntERR) // the error state changed
+	// Back on the bus, a frame goes out well before bus-off recovery could end.
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.xfer(mcp2515.InstrRTS | 1)
+	r.wait(500_000) // recovery would take 128 × 11 × 2 µs = 2.8 ms
+	if s := r.status(); s&mcp2515.StatusTX0IF == 0 || s&mcp2515.StatusTXB0REQ != 0 {
+		t.Fatalf("READ STATUS %#02x: the frame should have gone out", s)
+	}
+	r.expect(mcp2515.RegTEC, 0)
+}
+
+// RESET sets TEC and REC to their reset value 0 (registers 6-1, 6-2).
+func TestRESETClearsErrorCounters(t *testing.T) {
+	r := busOffRig(t)
+	r.xfer(mcp2515.InstrReset)
+	r.at += 8000 // oscillator start-up: 128 cycles at 16 MHz
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegEFLG, 0)
+}
+
+// A chip that comes on the bus while it is stuck dominant never sees 11 recessive
+// bits: it counts no errors and sends nothing until the bus is released.
+func TestComingOnAStuckBus(t *testing.T) {
+	r, b, ps := busRig(t, listener("a"))
+	r.setup500k(mcp2515.ModeConfig)
+	r.loadTx(0, 0x123, false, 0)
+	r.xfer(mcp2515.InstrRTS | 1) // pending; Configuration mode sends nothing
+	stuck := r.at + 10_000
+	release := stuck + 1_000_000
+	b.StuckDominant(stuck, release)
+	r.wait(stuck + 100_000 - r.at)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(release - r.at)
+	r.expect(mcp2515.RegTEC, 0)
+	r.expect(mcp2515.RegREC, 0)
+	r.expect(mcp2515.RegCANINTF, 0)
+	r.wait(200 * bit500k)
+	if s := r.status(); s != mcp2515.StatusTX0IF {
+		t.Fatalf("READ STATUS %#02x: the pending frame should go out after the release", s)
+	}
+	if got := len(ps[0].Received()); got != 1 {
+		t.Fatalf("peer received %d frames", got)
 	}
 }

@@ -310,3 +310,60 @@ func TestListenOnly(t *testing.T) {
 		t.Fatalf("chip received an unacknowledged frame: status %#02x", s)
 	}
 }
+
+// Bus integration (ISO 11898-1): a chip that comes on the bus takes part only after
+// 11 recessive bits. A frame already on the wire is neither received nor ACKed; the
+// next one is.
+func TestComingOnTheBusSkipsTheFrameInProgress(t *testing.T) {
+	for _, mode := range []uint8{mcp2515.ModeNormal, mcp2515.ModeListenOnly} {
+		r, b, ps := busRig(t, listener("a"), listener("b"))
+		r.setup500k(mcp2515.ModeConfig)
+		f := can.Frame{ID: 0x10, Length: 8}
+		ps[0].Send(f)
+		r.wait(20 * bit500k)
+		eof := b.Stats().LastSOF + int64(canbus.FrameBits(f)-3)*bit500k
+		r.write(mcp2515.RegCANCTRL, mode) // 20 bits into the frame
+		r.wait(eof + 1 - r.at)
+		if intf := r.read(mcp2515.RegCANINTF); intf != 0 {
+			t.Fatalf("mode %#02x: CANINTF %#02x: the frame in progress was received", mode, intf)
+		}
+		if s := ps[0].Stats(); s.Sent != 1 || s.TxErrors != 0 {
+			t.Fatalf("mode %#02x: sender %+v: peer b's ACK alone should carry the frame", mode, s)
+		}
+		ps[0].Send(f)
+		r.wait(300 * bit500k)
+		r.expect(mcp2515.RegCANINTF, mcp2515.IntRX0)
+		if s := r.c.Stats(); s.Received != 1 || s.RxErrors != 0 {
+			t.Fatalf("mode %#02x: stats %+v", mode, s)
+		}
+	}
+	// Alone with the sender, the chip does not ACK the frame in progress: the sender
+	// sees an ACK error and repeats the frame, which the chip then takes.
+	r, b, ps := busRig(t, listener("a"))
+	r.setup500k(mcp2515.ModeConfig)
+	ps[0].Send(can.Frame{ID: 0x10})
+	r.wait(20 * bit500k)
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(300 * bit500k)
+	if s := b.Stats(); s.Errors != 1 || s.Frames != 1 {
+		t.Fatalf("bus %+v: want one ACK error, then the repeated frame", s)
+	}
+	r.expect(mcp2515.RegCANINTF, mcp2515.IntRX0) // no MERRF: it was not on the bus for the error
+}
+
+// Coming on an idle bus with a frame pending, the chip starts it 11 bit times later.
+func TestComingOnTheBusStartsNoFrameFor11Bits(t *testing.T) {
+	r, b, ps := busRig(t, listener("a"))
+	r.setup500k(mcp2515.ModeConfig)
+	r.loadTx(0, 0x123, false, 0)
+	r.xfer(mcp2515.InstrRTS | 1) // pending; Configuration mode sends nothing
+	on := r.at + 3*byteNs        // the WRITE's data byte ends
+	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.wait(200 * bit500k)
+	if len(ps[0].Received()) != 1 {
+		t.Fatal("the pending frame did not go out")
+	}
+	if sof := b.Stats().LastSOF; sof != on+11*bit500k {
+		t.Fatalf("SOF %d ns after coming on the bus, want %d", sof-on, 11*bit500k)
+	}
+}

@@ -1,33 +1,84 @@
 package mcpchip
 
-// requestMode applies CANCTRL.REQOP: at once, or when the frame on the wire ends.
-// Reserved REQOP values (101..111) are ignored: OPMOD stays.
+// requestMode applies CANCTRL.REQOP: at once, or once no transmission is pending
+// ("the mode will not actually change until all pending message transmissions are
+// complete", datasheet §10). Reserved REQOP values (101..111) are ignored: OPMOD stays.
 func (c *Chip) requestMode(at int64) {
-	if c.txBuf >= 0 {
-		c.modeWait = true
-		return
-	}
 	c.modeWait = false
 	req := c.r[regCANCTRL] & canctrlREQOP
 	if req > modeConfig || req == c.opmod() {
 		return
 	}
+	if c.txPending() {
+		c.modeWait = true
+		return
+	}
+	old := c.opmod()
 	c.r[regCANSTAT] = c.r[regCANSTAT]&^canstatOPMOD | req
-	if c.busOff {
+	if !onBus(old) && onBus(req) {
+		c.join(at)
+	}
+	switch {
+	case req == modeConfig:
+		c.clearCounters(at)
+	case c.busOff:
 		c.restartRecovery(at)
 	}
 	c.kickTx(at)
 }
 
-// modeDone is called when the frame on the wire ended: a waiting mode change applies.
+// onBus reports whether mode m takes part in bus traffic.
+func onBus(m uint8) bool { return m == modeNormal || m == modeListen }
+
+// join starts bus integration: the chip takes part once it has seen 11 consecutive
+// recessive bits (after its oscillator start-up, if that is still running). A frame
+// already on the wire ends with 11 (ACK delimiter, EOF, intermission), an error
+// frame with 11 (delimiter, intermission), so the chip takes part in the first
+// frame that starts at least 11 bit times after it came on the bus, once the bus
+// has counted a sequence of 11 recessive bits since (none while it is stuck).
+func (c *Chip) join(at int64) {
+	c.joined = false
+	c.joinAt = max(at, c.readyAt) + c.bus.Bits(11)
+	c.joinSeq = c.bus.RecessiveSequences(at)
+	c.bus.Schedule(c.joinTimer, c.joinAt)
+}
+
+// integrate is called at every start of frame (and every error tick of a stuck bus):
+// it decides whether the chip takes part in what follows.
+func (c *Chip) integrate(at int64) {
+	if !c.joined && at >= c.joinAt && c.bus.RecessiveSequences(at) > c.joinSeq {
+		c.joined = true
+	}
+}
+
+// txPending reports whether a transmission is pending in a mode that sends: Normal
+// or Loopback with a TXREQ set. Listen-only, Sleep and Configuration mode send
+// nothing, so a TXREQ set there does not hold a mode change.
+func (c *Chip) txPending() bool {
+	if m := c.opmod(); m != modeNormal && m != modeLoopback {
+		return false
+	}
+	for n := 0; n < 3; n++ {
+		if c.r[txBase(n)]&txbTXREQ != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// modeDone is called when a TXREQ cleared (sent, failed in one-shot mode, aborted):
+// a waiting mode change applies once none is pending.
 func (c *Chip) modeDone(at int64) {
 	if c.modeWait {
 		c.requestMode(at)
 	}
 }
 
-// wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows.
+// wake leaves Sleep into Listen-only mode (datasheet §10.2); REQOP follows. The
+// oscillator starts again: the oscillator start-up timer runs as after power-on
+// (§8.1), and SPI is ignored until it expires.
 func (c *Chip) wake(at int64) {
+	c.readyAt = at + c.ostNs()
 	c.r[regCANCTRL] = c.r[regCANCTRL]&^canctrlREQOP | modeListen
 	c.requestMode(at)
 }

@@ -59,7 +59,7 @@ const (
 	regBFPCTRL    = 0x0C
 	regTXRTSCTRL  = 0x0D
 	txrtsBnRTSM   = 0x07 // B2RTSM..B0RTSM: pin n requests TXBn's transmission (else input)
-	txrtsPinsHigh = 0x38 // B2RTS..B0RTS with the pins unconnected: internal pull-ups, high
+	txrtsPinsHigh = 0x38 // B2RTS..B0RTS of unconnected pins: internal pull-ups, high
 )
 
 // CANSTAT (register 10-2).

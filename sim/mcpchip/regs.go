@@ -20,8 +20,14 @@ func (c *Chip) opmod() uint8 { return c.r[regCANSTAT] & canstatOPMOD }
 // readReg is a register as the SPI READ sees it.
 func (c *Chip) readReg(a uint8) byte {
 	a = canon(a)
-	if a == regCANSTAT {
+	switch a {
+	case regCANSTAT:
 		return c.opmod() | c.icod()
+	case regTXRTSCTRL:
+		// BnRTS read the pin in digital-input mode, 0 in request-to-send mode
+		// (register 3-2); the pins are left unconnected: pulled up, high.
+		m := c.r[a] & txrtsBnRTSM
+		return m | txrtsPinsHigh&^(m<<3)
 	}
 	return c.r[a]
 }
@@ -32,7 +38,7 @@ const (
 	wrMaskSIDL   = 0xE3 // RXMnSIDL: SID[2:0], EID[17:16]
 	wrCNF3       = 0xC7 // SOF, WAKFIL, PHSEG2[2:0]
 	wrBFPCTRL    = 0x3F
-	wrTXRTSCTRL  = txrtsBnRTSM // BnRTS (5:3) are the pins, read-only
+	wrTXRTSCTRL  = txrtsBnRTSM // BnRTS (5:3) are the pins, read-only (readReg)
 	wrTXBCTRL    = txbTXREQ | txbTXP
 	wrTXBSIDL    = 0xEB // SID[2:0], EXIDE, EID[17:16]
 	wrTXBDLC     = dlcRTR | dlcDLC
@@ -50,7 +56,7 @@ func (c *Chip) writeReg(a, v uint8, byWrite bool, at int64) {
 	cfg := c.opmod() == modeConfig
 	switch {
 	case a < regBFPCTRL || (a >= regRXF3SIDH && a < regTEC) || (a >= regRXM0SIDH && a < regCNF3):
-		// Filters and masks: writable only in Configuration mode.
+		// Filters and masks: writable only in Configuration mode (§10.1).
 		if !cfg {
 			return
 		}
@@ -73,7 +79,9 @@ func (c *Chip) writeReg(a, v uint8, byWrite bool, at int64) {
 	case a == regBFPCTRL:
 		c.set(a, wrBFPCTRL, v)
 	case a == regTXRTSCTRL:
-		c.set(a, wrTXRTSCTRL, v)
+		if cfg { // datasheet §10.1: modifiable only in Configuration mode
+			c.set(a, wrTXRTSCTRL, v)
+		}
 	case a == regCANSTAT, a == regTEC, a == regREC:
 		// read-only
 	case a == regCANCTRL:

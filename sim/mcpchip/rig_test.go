@@ -89,7 +89,8 @@ func (r *rig) expect(addr uint8, want uint8) {
 
 // setup500k configures 500 kbit/s at 16 MHz (CNF 00 B5 01: 1+6+7+2 TQ of 125 ns),
 // the kernel's RX settings (RXB0 any + rollover, RXB1 any) and all interrupts but
-// WAK, then the mode.
+// WAK, then the mode; for Normal and Listen-only mode it waits the 11 bit times of
+// bus integration, after which the chip takes part in the next frame.
 func (r *rig) setup500k(mode uint8) {
 	r.write(mcp2515.RegCNF3, 0x01, 0xB5, 0x00)
 	r.write(mcp2515.RegRXB0CTRL, 0x64)
@@ -98,6 +99,9 @@ func (r *rig) setup500k(mode uint8) {
 	r.write(mcp2515.RegCANCTRL, mode)
 	if got := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; got != mode&mcp2515.CANCTRLREQOP {
 		r.t.Fatalf("OPMOD = %#02x after requesting %#02x", got, mode)
+	}
+	if m := mode & mcp2515.CANCTRLREQOP; m == mcp2515.ModeNormal || m == mcp2515.ModeListenOnly {
+		r.wait(11 * bit500k)
 	}
 }
 

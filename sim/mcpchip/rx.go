@@ -141,10 +141,9 @@ func (c *Chip) overflow(flag uint8, at int64) {
 	c.setFlags(intERR, at)
 }
 
-// listening reports whether the chip takes part in bus traffic as a receiver.
-func (c *Chip) listening(at int64) bool {
-	m := c.opmod()
-	return (m == modeNormal || m == modeListen) && !c.busOff && at >= c.readyAt
+// listening reports whether the chip takes part in the frame on the bus as a receiver.
+func (c *Chip) listening() bool {
+	return onBus(c.opmod()) && !c.busOff && c.joined
 }
 
 // Receive implements canbus.Node.
@@ -153,7 +152,7 @@ func (c *Chip) Receive(f can.Frame, at int64) {
 		c.busActivity(at)
 		return
 	}
-	if !c.listening(at) {
+	if !c.listening() {
 		return
 	}
 	if c.Garbled(at) {
@@ -179,7 +178,7 @@ func (c *Chip) RxError(e canbus.ErrorKind, at int64) {
 		c.busActivity(at)
 		return
 	}
-	if !c.listening(at) {
+	if !c.listening() {
 		return
 	}
 	c.stats.RxErrors++
@@ -196,7 +195,7 @@ func (c *Chip) RxError(e canbus.ErrorKind, at int64) {
 
 // Acks implements canbus.Node.
 func (c *Chip) Acks(at int64) bool {
-	return c.opmod() == modeNormal && !c.busOff && at >= c.readyAt && !c.Garbled(at)
+	return c.opmod() == modeNormal && !c.busOff && c.joined && !c.Garbled(at)
 }
 
 // busActivity in Sleep mode: with WAKIE set, WAKIF sets and the chip wakes into

@@ -100,6 +100,27 @@ func TestReadWriteAutoIncrement(t *testing.T) {
 	}
 }
 
+// TXRTSCTRL (register 3-2): BnRTSM are writable only in Configuration mode
+// (datasheet §10.1); BnRTS read the pins (unconnected: pulled up, 1), or 0 for a pin
+// in request-to-send mode.
+func TestTXRTSCTRLConfigurationModeOnly(t *testing.T) {
+	r := newRig(t, nil)
+	r.expect(mcp2515.RegTXRTSCTRL, 0x38)
+	r.write(mcp2515.RegTXRTSCTRL, 0xFF)
+	r.expect(mcp2515.RegTXRTSCTRL, 0x07)
+	r.modify(mcp2515.RegTXRTSCTRL, 0x06, 0)
+	r.expect(mcp2515.RegTXRTSCTRL, 0x31) // B0RTSM; B2RTS, B1RTS read their pins
+	for _, mode := range []uint8{mcp2515.ModeListenOnly, mcp2515.ModeLoopback, mcp2515.ModeSleep, mcp2515.ModeNormal} {
+		r.write(mcp2515.RegCANCTRL, mode)
+		r.write(mcp2515.RegTXRTSCTRL, 0x06)
+		r.modify(mcp2515.RegTXRTSCTRL, 0x07, 0x02)
+		r.expect(mcp2515.RegTXRTSCTRL, 0x31)
+		r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	}
+	r.modify(mcp2515.RegTXRTSCTRL, 0x07, 0)
+	r.expect(mcp2515.RegTXRTSCTRL, 0x38)
+}
+
 func TestBitModify(t *testing.T) {
 	r := newRig(t, nil)
 	r.write(mcp2515.RegCANINTF, 0xA5)

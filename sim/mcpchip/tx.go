@@ -38,6 +38,7 @@ func (c *Chip) abortTx(n int, at int64) {
 	}
 	c.r[a] = c.r[a]&^txbTXREQ | txbABTF
 	c.stats.Aborted++
+	c.modeDone(at)
 }
 
 func (c *Chip) abortAll(at int64) {
@@ -154,10 +155,12 @@ func (c *Chip) failed(n int, flag uint8) {
 	c.abortReq[n] = false
 }
 
-// Pending implements canbus.Node.
+// Pending implements canbus.Node. A frame starts: the chip also completes its bus
+// integration here.
 func (c *Chip) Pending(at int64) (can.Frame, bool) {
 	c.cand = -1
-	if !c.onBus || c.opmod() != modeNormal || c.busOff || at < c.readyAt {
+	c.integrate(at)
+	if !c.onBus || c.opmod() != modeNormal || c.busOff || !c.joined {
 		return can.Frame{}, false
 	}
 	n := c.pick()
@@ -178,6 +181,7 @@ func (c *Chip) TxLost(at int64) {
 	}
 	c.stats.ArbLost++
 	c.failed(c.cand, txbMLOA)
+	c.modeDone(at)
 }
 
 // TxDone implements canbus.Node.

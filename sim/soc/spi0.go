@@ -8,7 +8,8 @@ import (
 
 // csWritable are the CS bits that hold what software wrote. RXF, RXR, TXD, RXD and
 // DONE are computed from the FIFOs and the shifter; CLEAR_RX/CLEAR_TX are actions
-// that read back as 0.
+// that read back as 0. After reset every writable bit is 0 but REN, which is 1
+// (BCM2835 ARM Peripherals §10.5, CS register: reset value 0x00041000 with TXD).
 const csWritable = bcm2835.CSLENLONG | bcm2835.CSDMALEN | bcm2835.CSCSPOL2 | bcm2835.CSCSPOL1 |
 	bcm2835.CSCSPOL0 | bcm2835.CSLEN | bcm2835.CSREN | bcm2835.CSADCS | bcm2835.CSINTR |
 	bcm2835.CSINTD | bcm2835.CSDMAEN | bcm2835.CSTA | bcm2835.CSCSPOL | bcm2835.CSCPOL |
@@ -29,22 +30,24 @@ const ceBits = bcm2835.CSTA | bcm2835.CSCSMask | bcm2835.CSCSPOL | bcm2835.CSCSP
 // completed byte the selected slave's Exchange is called with the completion time
 // and its MISO byte is pushed into the RX FIFO.
 //
-// CE lines (per dibase.co.uk's measurements of the CS register): with TA=0 every CE
-// is inactive; with TA=1 the CE selected by CS[1:0] is active. A CE's active level
-// is high when its CSPOLn bit is set; the global CSPOL bit is modelled as applying
-// to every CE (OR-ed with CSPOLn) — the driver leaves it 0.
+// CE lines (as measured in
+// https://dibase.co.uk/blog/bcm2835_spi0_peripheral_documentation_errors): with
+// TA=0 every CE is inactive; with TA=1 the CE selected by CS[1:0] is active. A CE's
+// active level is high when its CSPOLn bit is set; the global CSPOL bit is modelled
+// as applying to every CE (OR-ed with CSPOLn) — the driver leaves it 0.
 //
 // DONE written as 1 is accepted and counted (the kernel writes it at the end of
 // every transfer: the hardware is said to break otherwise, a failure this model does
 // not reproduce). Not modelled: DMA mode (DMAEN, DLEN counting, 32-bit FIFO access),
-// LoSSI, 3-wire (REN), interrupts (INTR/INTD only stored), ADCS.
+// LoSSI, 3-wire (REN only stored), interrupts (INTR/INTD only stored), ADCS.
 //
 // Like the silicon it models, it is driven by one thread: the owner thread's
 // register accesses. Counters may be read from anywhere.
 type SPI0Model struct {
 	soc *SoC
 
-	cs, clk, dlen, ltoh, dc uint32
+	cs, clk, dlen, ltoh, dc uint32 // cs: the writable bits but REN
+	renOff                  bool   // REN written as 0 (it is 1 after reset; no effect here)
 	tx, rx                  fifo
 
 	taAt      int64 // TA set
@@ -140,7 +143,7 @@ func (m *SPI0Model) flags() uint32 {
 	if m.rx.n > 0 {
 		f |= bcm2835.CSRXD
 	}
-	if m.rx.n >= 48 {
+	if m.rx.n >= 48 && m.cs&bcm2835.CSTA != 0 { // RXR is 0 while not active (TA = 0)
 		f |= bcm2835.CSRXR
 	}
 	if m.rx.full() {
@@ -165,7 +168,11 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
-		return m.cs | m.flags()
+		v := m.cs | m.flags()
+		if !m.renOff {
+			v |= bcm2835.CSREN
+		}
+		return v
 	case bcm2835.SPIFIFO:
 		if m.rx.n == 0 {
 			m.underflows.Add(1)
@@ -205,7 +212,8 @@ func (m *SPI0Model) Store(off uint32, v uint32) {
 			m.doneWrites.Add(1)
 		}
 		old := m.cs
-		m.cs = v & csWritable
+		m.cs = v & csWritable &^ bcm2835.CSREN
+		m.renOff = v&bcm2835.CSREN == 0
 		switch {
 		case old&bcm2835.CSTA == 0 && m.cs&bcm2835.CSTA != 0:
 			m.taAt = now

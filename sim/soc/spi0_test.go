@@ -13,8 +13,9 @@ const core = 250_000_000
 func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	r := s.SPI0()
-	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTXD); got != want {
-		t.Fatalf("CS after reset = %#08x, want %#08x (TXD only)", got, want)
+	// BCM2835 ARM Peripherals §10.5: REN and TXD reset to 1, every other bit to 0.
+	if got, want := r.Load(bcm2835.SPICS), uint32(0x00041000); got != want {
+		t.Fatalf("CS after reset = %#08x, want %#08x (REN, TXD)", got, want)
 	}
 	r.Store(bcm2835.SPICLK, 0x1234_0026)
 	r.Store(bcm2835.SPIDLEN, 0xABCD_0002)
@@ -112,18 +113,25 @@ func TestSPI0WireTime(t *testing.T) {
 	}
 }
 
-// TX halts while the RX FIFO is full, and resumes when a byte is read.
-func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
+// fillRX shifts 64 bytes to a slave on CE0 with TA and the extra CS bits set: once
+// they are done, the RX FIFO is full.
+func fillRX(extra uint32) (*soc.SPI0Model, *recorder) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	setALT0(s.GPIO(), bcm2835.PinCE0)
-	var sl recorder
-	s.AttachSPI(&sl, bcm2835.PinCE0, false)
+	sl := &recorder{}
+	s.AttachSPI(sl, bcm2835.PinCE0, false)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 2) // 125 MHz: 64 bytes in under 5 µs
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	r.Store(bcm2835.SPICS, bcm2835.CSTA|extra|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
 	for i := range 64 {
 		r.Store(bcm2835.SPIFIFO, uint32(i))
 	}
+	return r, sl
+}
+
+// TX halts while the RX FIFO is full, and resumes when a byte is read.
+func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
+	r, sl := fillRX(0)
 	v := waitCS(t, r, bcm2835.CSRXF|bcm2835.CSRXR|bcm2835.CSRXD|bcm2835.CSDONE)
 	if v&bcm2835.CSTXD == 0 {
 		t.Fatalf("TXD clear with an empty TX FIFO: CS = %#08x", v)
@@ -145,6 +153,24 @@ func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
 	waitCS(t, r, bcm2835.CSDONE)
 	if sl.n != 65 || sl.got[64] != 0xEE {
 		t.Fatalf("after a read the slave saw %d bytes (last %#x), want 65 ending 0xEE", sl.n, sl.got[sl.n-1])
+	}
+}
+
+// RXR ("RX FIFO needs reading") reads 0 while TA is clear, whatever the RX FIFO
+// holds (§10.5); RXD and RXF keep showing the FIFO. REN holds what was written.
+func TestSPI0RXRNeedsTA(t *testing.T) {
+	r, _ := fillRX(bcm2835.CSREN)
+	const fifo = bcm2835.CSRXF | bcm2835.CSRXR | bcm2835.CSRXD
+	if v := waitCS(t, r, fifo|bcm2835.CSDONE); v&bcm2835.CSREN == 0 {
+		t.Fatalf("CS = %#08x: REN written as 1 reads 0", v)
+	}
+	r.Store(bcm2835.SPICS, 0)
+	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSRXF|bcm2835.CSRXD|bcm2835.CSTXD); got != want {
+		t.Fatalf("CS with TA clear and a full RX FIFO = %#08x, want %#08x (no RXR, no REN)", got, want)
+	}
+	r.Store(bcm2835.SPICS, bcm2835.CSTA)
+	if v := r.Load(bcm2835.SPICS); v&fifo != fifo {
+		t.Fatalf("CS with TA set again = %#08x, want RXF, RXR and RXD", v)
 	}
 }
 
