@@ -74,6 +74,7 @@ type Port struct {
 	txBuf        [16]byte
 	drops        uint32 // SO_RXQ_OVFL: kernel's drop count for our receive queue
 	lastDrops    uint32
+	txBits       [3]uint32 // canwire.Bits of each TX buffer's frame, counted once it is sent
 
 	// Error frames (errorframe.go)
 	errBuf [16]byte

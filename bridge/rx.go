@@ -6,6 +6,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/canwire"
 	"cand/hw/gpio"
 	"cand/internal/mono"
 	"cand/socketcan"
@@ -87,6 +88,8 @@ func (p *Port) Received(f *can.Frame) {
 	p.spi.probe.socketWrite(true)
 	err := socketcan.WriteFrame(p.sockFd, &p.rxBuf)
 	p.spi.probe.socketWrite(false)
+	// The frame took the bus whether or not the socket takes it: bus load.
+	p.M.RXBits.Add(uint64(canwire.Bits(f)))
 	if err != nil {
 		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
 		// it. Counted, never silent.

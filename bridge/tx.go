@@ -3,6 +3,7 @@ package bridge
 import (
 	"golang.org/x/sys/unix"
 
+	"cand/canwire"
 	"cand/internal/mono"
 	"cand/socketcan"
 )
@@ -42,6 +43,7 @@ func (p *Port) pumpTX() error {
 			return err
 		}
 		p.txReadNs[buf] = readNs
+		p.txBits[buf] = canwire.Bits(&f)
 		p.M.TXBytes.Add(uint64(f.Length))
 		p.M.TXSocketToRTS.Observe(mono.Now() - readNs)
 	}
@@ -52,6 +54,7 @@ func (p *Port) pumpTX() error {
 func (p *Port) Transmitted(buf int) {
 	now := mono.Now()
 	p.M.TXFrames.Inc()
+	p.M.TXBits.Add(uint64(p.txBits[buf]))
 	if t := p.txReadNs[buf]; t != 0 {
 		p.M.TXSocketToDone.Observe(now - t)
 		p.txReadNs[buf] = 0
