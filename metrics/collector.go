@@ -13,14 +13,9 @@ type collector struct {
 	c        *Controller
 	stage    *prometheus.Desc
 	transfer *prometheus.Desc
-	stages   []labelledHist
+	stages   []Stage
 	counters []counterMetric
 	gauges   []gaugeMetric
-}
-
-type labelledHist struct {
-	label string
-	h     *Histogram
 }
 
 type counterMetric struct {
@@ -50,15 +45,7 @@ func newCollector(c *Controller) *collector {
 		transfer: desc("spi_transfer_seconds",
 			"SPI transfer time from CS-down to CS-up, by MCP2515 instruction (kind) and by whether the end was seen polling or after sleeping (completion).",
 			"kind", "completion"),
-		stages: []labelledHist{
-			{"int_to_handler", c.IntToHandler},
-			{"handler_to_cs", c.HandlerToCS},
-			{"rx_end_to_end", c.RXEndToEnd},
-			{"int_handled", c.IntHandled},
-			{"tx_socket_to_rts", c.TXSocketToRTS},
-			{"tx_socket_to_done", c.TXSocketToDone},
-			{"both_rx_full", c.BothRXFull},
-		},
+		stages: c.Stages(),
 	}
 	waits := desc("waits_total", "Waits of the owner thread for the SPI engine, by whether they ended while polling or after sleeping.", "completion")
 	k.counters = []counterMetric{
@@ -122,8 +109,8 @@ func (k *collector) Describe(ch chan<- *prometheus.Desc) {
 func (k *collector) Collect(ch chan<- prometheus.Metric) {
 	v := new(histValue)
 	for _, s := range k.stages {
-		s.h.load(v)
-		ch <- newHistMetric(k.stage, v, k.c.created, s.label)
+		s.H.load(v)
+		ch <- newHistMetric(k.stage, v, k.c.created, s.Name)
 	}
 	for op := range mcp2515.NumOps {
 		for comp := range NumCompletions {

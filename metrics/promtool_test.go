@@ -21,6 +21,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		c.ObserveTransfer(6, CompletionSleep, 39_560, 14)
 		c.RXFrames.Inc()
 		c.TEC.Set(97)
+		r.AddBitTiming(c, BitTiming{BitTiming: kernelTiming(t), OscillatorHz: 16_000_000, SCLKHz: 10_000_000})
 	}
 	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
 	text := scrapeText(t, r.Handler())
