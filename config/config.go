@@ -14,6 +14,7 @@ type Config struct {
 	Hardware    Hardware     `yaml:"hardware"`
 	Realtime    Realtime     `yaml:"realtime"`
 	Metrics     Metrics      `yaml:"metrics"`
+	Status      Status       `yaml:"status"`
 	Controllers []Controller `yaml:"controllers"` // at least one
 
 	// Warnings are findings that do not stop cand but deserve a look (a realtime
@@ -84,6 +85,17 @@ type Metrics struct {
 	// Listen is host:port for /metrics; default 127.0.0.1:9108 (also when the key is
 	// present but empty: `listen:`); "" disables it.
 	Listen *string `yaml:"listen"`
+}
+
+// Status is the local endpoint `cand status` reads (docs/status.md).
+type Status struct {
+	// Socket is the unix socket's path, absolute; default /run/cand/status.sock
+	// (also when the key is present but empty: `socket:`); "" disables it.
+	Socket *string `yaml:"socket"`
+	// Group may read the socket besides its owner: the socket is mode 0660, owned
+	// by the daemon's user (root) and this group, which must exist. Default "":
+	// the daemon's own group.
+	Group string `yaml:"group"`
 }
 
 // Controller is one MCP2515 and its SocketCAN interface.

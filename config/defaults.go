@@ -14,6 +14,7 @@ const (
 	DefaultGPIOChip     = "/dev/gpiochip0"
 	DefaultPriority     = 40
 	DefaultMetrics      = "127.0.0.1:9108"
+	DefaultStatusSocket = "/run/cand/status.sock"
 	DefaultSPIClockHz   = 10_000_000
 	DefaultChipSelect   = pinout.CE0
 	DefaultIntGPIO      = 25
@@ -67,6 +68,9 @@ func applyDefaults(c *Config, d *decoder) {
 	}
 	if c.Metrics.Listen == nil {
 		c.Metrics.Listen = ptr(DefaultMetrics)
+	}
+	if c.Status.Socket == nil {
+		c.Status.Socket = ptr(DefaultStatusSocket)
 	}
 	for i := range c.Controllers {
 		controllerDefaults(&c.Controllers[i], fmt.Sprintf("controllers[%d]", i), d)

@@ -79,6 +79,7 @@ func validate(c *Config, d *decoder) {
 	v.hardware(&c.Hardware)
 	v.realtime(&c.Realtime)
 	v.metrics(&c.Metrics)
+	v.status(&c.Status)
 	if len(c.Controllers) == 0 {
 		v.fail("controllers", "at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000")
 		return
@@ -185,6 +186,23 @@ func (v checker) metrics(m *Metrics) {
 	n, perr := strconv.Atoi(port)
 	if err != nil || perr != nil || n < 1 || n > 65535 {
 		v.fail("metrics.listen", "%q is not host:port; write e.g. %s or :9108, or \"\" to turn metrics off", *m.Listen, DefaultMetrics)
+	}
+}
+
+// sunPathMax is the longest unix socket path: sun_path's 108 bytes less the
+// terminating NUL (linux/un.h).
+const sunPathMax = 107
+
+func (v checker) status(s *Status) {
+	switch p := *s.Socket; {
+	case p == "":
+	case !strings.HasPrefix(p, "/"):
+		v.fail("status.socket", "%q is not an absolute path; write e.g. %s, or \"\" to turn the status socket off", p, DefaultStatusSocket)
+	case len(p) > sunPathMax:
+		v.fail("status.socket", "%d characters: a unix socket path has at most %d", len(p), sunPathMax)
+	}
+	if strings.ContainsFunc(s.Group, func(r rune) bool { return r == ':' || r == '/' || unicode.IsSpace(r) }) {
+		v.fail("status.group", "%q is not a group name: it may not contain ':', '/' or white space", s.Group)
 	}
 }
 
