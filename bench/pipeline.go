@@ -85,6 +85,7 @@ func (sc Scenario) yaml() string {
 	return fmt.Sprintf(`hardware: {backend: sim}
 realtime: {priority: 0, mlockall: false}
 metrics: {listen: ""}
+status: {socket: ""}
 controllers:
   - name: bench0
     bitrate: %d

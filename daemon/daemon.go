@@ -40,6 +40,8 @@ type Daemon struct {
 	Pi      *sim.Pi // nil on real hardware
 	// MetricsAddr is where /metrics is served ("" if disabled).
 	MetricsAddr string
+	// StatusSocket is the unix socket `cand status` reads ("" if disabled).
+	StatusSocket string
 }
 
 // wiring is one Run: its inputs, the daemon it builds, and what it set up, undone
@@ -50,6 +52,7 @@ type wiring struct {
 	opt      Options
 	log      *slog.Logger
 	hw       backend
+	sources  []statusSource // per controller, what the status document reads
 	cleanups []func()
 }
 
@@ -86,6 +89,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 
 	hw.start(ctx)
 	if err := w.serveMetrics(); err != nil {
+		return err
+	}
+	if err := w.serveStatus(); err != nil {
 		return err
 	}
 	return w.bridge(ctx, ready)

@@ -7,6 +7,7 @@ import (
 	"cand/config"
 	"cand/internal/mono"
 	"cand/mcp2515"
+	"cand/metrics"
 )
 
 // addPorts wires every controller to the owner thread. The returned inits program
@@ -44,6 +45,10 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	m.SCLKHz.Set(int64(sclk))
 	m.SCLKMinHz.Set(int64(sclkLo))
 	m.SCLKMaxHz.Set(int64(sclkHi))
+	m.Bitrate.Set(int64(bt.Bitrate))
+	timing := metrics.BitTiming{BitTiming: bt, OscillatorHz: cc.OscillatorHz, SCLKHz: sclk}
+	w.Metrics.AddBitTiming(m, timing)
+	w.sources = append(w.sources, statusSource{m: m, timing: timing, restartMs: *cc.RestartMs})
 	spi := bridge.NewSPI(dev, m, probe)
 	intFd, intr := w.hw.intLine(i, cc)
 	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)

@@ -13,11 +13,12 @@ import (
 // YAML a user would and decodes it with config.Parse, so defaults and validation
 // are exactly those of a configuration file. It starts with one controller, sim0
 // on vcan0 at 500 kbit/s on the sim backend, with real-time scheduling and
-// mlockall off (a test process may not have the rights); each setter applies to
-// the controller added last.
+// mlockall off (a test process may not have the rights) and no status socket;
+// each setter applies to the controller added last.
 type rigConfig struct {
 	t           *testing.T
 	controllers []*rigController
+	status      string // status.socket and, if any, status.group, as YAML
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
@@ -44,6 +45,16 @@ func (c *rigConfig) controller(name, iface string) *rigConfig {
 // named renames the last controller and its interface.
 func (c *rigConfig) named(name, iface string) *rigConfig {
 	c.last().name, c.last().iface = name, iface
+	return c
+}
+
+// statusSocket serves the status document on the unix socket path, given to
+// group ("" for the test's own).
+func (c *rigConfig) statusSocket(path, group string) *rigConfig {
+	c.status = fmt.Sprintf("socket: %q", path)
+	if group != "" {
+		c.status += fmt.Sprintf(", group: %q", group)
+	}
 	return c
 }
 
@@ -151,7 +162,12 @@ func (c *rigConfig) start() *rig {
 // config.Parse fills in their defaults.
 func (c *rigConfig) yaml() string {
 	var b strings.Builder
-	b.WriteString("hardware: {backend: sim}\nrealtime: {priority: 0, mlockall: false}\ncontrollers:\n")
+	b.WriteString("hardware: {backend: sim}\nrealtime: {priority: 0, mlockall: false}\n")
+	status := c.status
+	if status == "" {
+		status = `socket: ""`
+	}
+	fmt.Fprintf(&b, "status: {%s}\ncontrollers:\n", status)
 	for _, ct := range c.controllers {
 		fmt.Fprintf(&b, "  - name: %s\n    bitrate: %d\n", ct.name, ct.bitrate)
 		if len(ct.spi) > 0 {
