@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,8 +18,8 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
-	"cand/config"
 	"cand/daemon"
+	"cand/daemon/daemontest"
 	"cand/socketcan"
 )
 
@@ -37,11 +34,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// statusDaemon runs cand in-process on the virtual Pi with an answering peer and
-// a socketpair as its CAN socket, serving its status on a socket in a new
-// directory (mode 0755, so other users may look for the socket) given to group.
-// It returns the socket's path once cand is bridging, after a few frames went
-// both ways; cand stops when the test ends.
+// statusDaemon runs cand in-process on the virtual Pi with an answering peer,
+// serving its status on a socket in a new directory (mode 0755, so other users
+// may look for the socket) given to group. It returns the socket's path once cand
+// is bridging and a few frames went both ways; cand stops when the test ends.
 func statusDaemon(t *testing.T, group string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "cand-status")
@@ -53,54 +49,25 @@ func statusDaemon(t *testing.T, group string) string {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "status.sock")
-	cfg, err := config.Parse("test.yaml", []byte(fmt.Sprintf(`hardware: {backend: sim}
+	d := daemontest.Start(t, fmt.Sprintf(`hardware: {backend: sim}
 realtime: {priority: 0, mlockall: false}
-metrics: {listen: ""}
 status: {socket: %q, group: %q}
 controllers:
   - name: sim0
     bitrate: 500000
     interface: {name: vcan0}
     sim: {peers: [{kind: answer, name: echo}]}
-`, sock, group)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.SetNonblock(fds[1], true)
-	ctx, cancel := context.WithCancel(context.Background())
-	done, ready := make(chan error, 1), make(chan struct{})
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Sockets: fds[1:], Ready: func(*daemon.Daemon) { close(ready) }})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("daemon exited before ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("daemon not ready after 20 s")
-	}
-	// Three frames out, three answers back (blocking reads on the test's end).
-	unix.SetsockoptTimeval(fds[0], unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
+`, sock, group))
+	// Three frames out, three answers back.
+	host := d.Host[0]
+	unix.SetsockoptTimeval(host, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Sec: 5})
 	var b [socketcan.FrameSize]byte
 	for i := range 3 {
 		socketcan.Encode(&b, can.Frame{ID: 0x100 + uint32(i), Length: 2, Data: can.Data{byte(i), 0xAA}})
-		if _, err := unix.Write(fds[0], b[:]); err != nil {
+		if _, err := unix.Write(host, b[:]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := unix.Read(fds[0], b[:]); err != nil {
+		if _, err := unix.Read(host, b[:]); err != nil {
 			t.Fatalf("answer %d: %v", i, err)
 		}
 	}
