@@ -1,10 +1,11 @@
 // Package layers holds no code: its test pins cand's import graph, so the layering
 // below stays as it is.
 //
-//   - The driver (hw/..., mcp2515, socketcan, bridge, metrics, internal/mono) is what
-//     runs on a Raspberry Pi. It never imports the simulator (sim/...): the virtual
-//     Pi fills the same interfaces as the real registers (bcm2835.Regs, an edge
-//     event file descriptor), and the daemon picks one from the configuration.
+//   - The driver (hw/..., mcp2515, socketcan, canwire, bridge, metrics,
+//     internal/mono) is what runs on a Raspberry Pi. It never imports the simulator
+//     (sim/...): the virtual Pi fills the same interfaces as the real registers
+//     (bcm2835.Regs, an edge event file descriptor), and the daemon picks one from
+//     the configuration.
 //   - The owner thread (bridge) takes its settings as plain values. It does not know
 //     the YAML schema (config): the daemon translates the configuration.
 //   - The simulator's models of the board, the chip and the bus (sim/soc,

@@ -11,7 +11,7 @@ import (
 var rules = []rule{
 	{
 		name:      "driver-without-simulator",
-		from:      []string{"cand/hw/...", "cand/mcp2515", "cand/socketcan", "cand/bridge", "cand/metrics", "cand/internal/mono"},
+		from:      []string{"cand/hw/...", "cand/mcp2515", "cand/socketcan", "cand/canwire", "cand/bridge", "cand/metrics", "cand/internal/mono"},
 		forbidden: []string{"cand/sim/..."},
 		why:       "the driver runs on a Raspberry Pi; the daemon plugs the virtual Pi in",
 	},
