@@ -68,6 +68,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	}
 	defer w.cleanup()
 
+	srv, err := w.metricsServer()
+	if err != nil {
+		return err
+	}
 	hw, err := w.openBackend()
 	if err != nil {
 		return err
@@ -85,7 +89,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	defer hw.report() // once the owner thread has stopped (w.bridge returned)
 
 	hw.start(ctx)
-	if err := w.serveMetrics(); err != nil {
+	if err := w.serveMetrics(srv); err != nil {
 		return err
 	}
 	return w.bridge(ctx, ready)
