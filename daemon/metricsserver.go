@@ -30,13 +30,12 @@ func (w *wiring) metricsServer() (*http.Server, error) {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	srv := &http.Server{
-		Handler:           w.Metrics.Handler(),
-		ReadTimeout:       m.ReadTimeout.D(),
-		ReadHeaderTimeout: m.ReadTimeout.D(),
-		WriteTimeout:      m.WriteTimeout.D(),
-		IdleTimeout:       m.IdleTimeout.D(),
-		MaxHeaderBytes:    maxHeaderBytes,
-		Protocols:         &p,
+		Handler:        w.Metrics.Handler(),
+		ReadTimeout:    m.ReadTimeout.D(),
+		WriteTimeout:   m.WriteTimeout.D(),
+		IdleTimeout:    m.IdleTimeout.D(),
+		MaxHeaderBytes: maxHeaderBytes,
+		Protocols:      &p,
 		// One request at a time on an HTTP/2 connection, as on an HTTP/1.1 one,
 		// so max_connections bounds the requests served at once.
 		HTTP2:    &http.HTTP2Config{MaxConcurrentStreams: 1},
