@@ -80,11 +80,32 @@ type Realtime struct {
 	Mlockall *bool `yaml:"mlockall"`
 }
 
-// Metrics is the Prometheus endpoint.
+// Metrics is the Prometheus endpoint. Its limits keep scrapers, slow or idle
+// clients and password guessers from taking more than a bounded share of the
+// board; docs/security.md explains them.
 type Metrics struct {
 	// Listen is host:port for /metrics; default 127.0.0.1:9108 (also when the key is
 	// present but empty: `listen:`); "" disables it.
 	Listen *string `yaml:"listen"`
+	// WebConfig is a Prometheus exporters' web configuration file (TLS, basic
+	// authentication with bcrypt hashes), the format of node_exporter's
+	// --web.config.file; "" (default) serves plain HTTP without authentication.
+	// Read and checked at start.
+	WebConfig string `yaml:"web_config"`
+	// MaxConnections bounds the open connections, 1..1024, default 8; more wait
+	// in the kernel's accept queue until one closes.
+	MaxConnections int `yaml:"max_connections"`
+	// ReadTimeout bounds reading a request, TLS handshake and headers included,
+	// from the connection's start or the end of the previous request's idle time;
+	// default 5s; 1ms..5m.
+	ReadTimeout Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds answering a request once its headers are read; default
+	// 10s (Prometheus's default scrape timeout); 1ms..5m.
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection that has no next request for
+	// this long; default 30s (a 15 s scrape interval keeps its connection);
+	// 1ms..1h.
+	IdleTimeout Duration `yaml:"idle_timeout"`
 }
 
 // Status is the local endpoint `cand status` reads (docs/status.md).

@@ -247,7 +247,8 @@ func TestDefaults(t *testing.T) {
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
 			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUDedicated},
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
-		Metrics:  Metrics{Listen: ptr("127.0.0.1:9108")},
+		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
+			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},
 		Status:   Status{Socket: ptr("/run/cand/status.sock")},
 		Controllers: []Controller{{
 			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,

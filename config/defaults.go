@@ -27,6 +27,14 @@ const (
 	DefaultPeerIDOffset = 1
 )
 
+// Defaults of the metrics endpoint's limits (docs/security.md).
+const (
+	DefaultMetricsMaxConnections = 8
+	DefaultMetricsReadTimeout    = Duration(5 * time.Second)
+	DefaultMetricsWriteTimeout   = Duration(10 * time.Second)
+	DefaultMetricsIdleTimeout    = Duration(30 * time.Second)
+)
+
 func (d *decoder) has(path string) bool {
 	_, ok := d.at[path]
 	return ok
@@ -66,9 +74,7 @@ func applyDefaults(c *Config, d *decoder) {
 	if c.Realtime.Mlockall == nil {
 		c.Realtime.Mlockall = ptr(true)
 	}
-	if c.Metrics.Listen == nil {
-		c.Metrics.Listen = ptr(DefaultMetrics)
-	}
+	metricsDefaults(&c.Metrics, d)
 	if c.Status.Socket == nil {
 		c.Status.Socket = ptr(DefaultStatusSocket)
 	}
@@ -76,6 +82,24 @@ func applyDefaults(c *Config, d *decoder) {
 		controllerDefaults(&c.Controllers[i], fmt.Sprintf("controllers[%d]", i), d)
 	}
 	defaultInterfaceNames(c, d)
+}
+
+func metricsDefaults(m *Metrics, d *decoder) {
+	if m.Listen == nil {
+		m.Listen = ptr(DefaultMetrics)
+	}
+	if !d.has("metrics.max_connections") {
+		m.MaxConnections = DefaultMetricsMaxConnections
+	}
+	if !d.has("metrics.read_timeout") {
+		m.ReadTimeout = DefaultMetricsReadTimeout
+	}
+	if !d.has("metrics.write_timeout") {
+		m.WriteTimeout = DefaultMetricsWriteTimeout
+	}
+	if !d.has("metrics.idle_timeout") {
+		m.IdleTimeout = DefaultMetricsIdleTimeout
+	}
 }
 
 func controllerDefaults(ct *Controller, p string, d *decoder) {

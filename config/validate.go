@@ -179,7 +179,16 @@ func (v checker) realtime(r *Realtime) {
 }
 
 func (v checker) metrics(m *Metrics) {
+	if m.MaxConnections < 1 || m.MaxConnections > 1024 {
+		v.fail("metrics.max_connections", "%d is not allowed: 1..1024 open connections (default %d)", m.MaxConnections, DefaultMetricsMaxConnections)
+	}
+	v.timeout("metrics.read_timeout", m.ReadTimeout, 5*time.Minute, "a client that never finishes its request would hold a connection for good")
+	v.timeout("metrics.write_timeout", m.WriteTimeout, 5*time.Minute, "a client that never reads its answer would hold a connection for good")
+	v.timeout("metrics.idle_timeout", m.IdleTimeout, time.Hour, "idle keep-alive connections would hold their places for good")
 	if *m.Listen == "" {
+		if m.WebConfig != "" {
+			v.warn("metrics.web_config", "ignored: the metrics endpoint is off (listen: \"\")")
+		}
 		return
 	}
 	_, port, err := net.SplitHostPort(*m.Listen)
@@ -203,6 +212,17 @@ func (v checker) status(s *Status) {
 	}
 	if strings.ContainsFunc(s.Group, func(r rune) bool { return r == ':' || r == '/' || unicode.IsSpace(r) }) {
 		v.fail("status.group", "%q is not a group name: it may not contain ':', '/' or white space", s.Group)
+	}
+}
+
+// timeout checks a timeout that must be set, 1ms..most: 0 would mean none, and why
+// says what that would allow.
+func (v checker) timeout(path string, d Duration, most time.Duration, why string) {
+	switch {
+	case d <= 0:
+		v.fail(path, "%s is not allowed: without a timeout %s; give 1ms..%s", d.D(), why, most)
+	case d.D() < time.Millisecond || d.D() > most:
+		v.fail(path, "%s is not allowed: 1ms..%s", d.D(), most)
 	}
 }
 

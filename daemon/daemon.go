@@ -71,6 +71,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	}
 	defer w.cleanup()
 
+	srv, err := w.metricsServer()
+	if err != nil {
+		return err
+	}
 	hw, err := w.openBackend()
 	if err != nil {
 		return err
@@ -88,7 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	defer hw.report() // once the owner thread has stopped (w.bridge returned)
 
 	hw.start(ctx)
-	if err := w.serveMetrics(); err != nil {
+	if err := w.serveMetrics(srv); err != nil {
 		return err
 	}
 	if err := w.serveStatus(); err != nil {

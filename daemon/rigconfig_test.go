@@ -17,6 +17,7 @@ import (
 // each setter applies to the controller added last.
 type rigConfig struct {
 	t           *testing.T
+	metrics     []string // keys of the metrics mapping
 	controllers []*rigController
 	status      string // status.socket and, if any, status.group, as YAML
 }
@@ -100,6 +101,12 @@ func (c *rigConfig) restartMs(ms int) *rigConfig { return c.set("restart_ms", ms
 
 func (c *rigConfig) txTimeout(d time.Duration) *rigConfig { return c.set("tx_timeout", d) }
 
+// metricsKey sets a key of the metrics section (value as YAML).
+func (c *rigConfig) metricsKey(key string, value any) *rigConfig {
+	c.metrics = append(c.metrics, fmt.Sprintf("%s: %v", key, value))
+	return c
+}
+
 // peer adds a node to the controller's simulated bus; see periodicPeer,
 // answerPeer and loadPeer.
 func (c *rigConfig) peer(p config.SimPeer) *rigConfig {
@@ -163,6 +170,9 @@ func (c *rigConfig) start() *rig {
 func (c *rigConfig) yaml() string {
 	var b strings.Builder
 	b.WriteString("hardware: {backend: sim}\nrealtime: {priority: 0, mlockall: false}\n")
+	if len(c.metrics) > 0 {
+		fmt.Fprintf(&b, "metrics: {%s}\n", strings.Join(c.metrics, ", "))
+	}
 	status := c.status
 	if status == "" {
 		status = `socket: ""`

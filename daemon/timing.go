@@ -13,8 +13,12 @@ import (
 func Timing(cc *config.Controller) (mcp2515.BitTiming, error) { return cc.BitTiming() }
 
 // CheckConfig returns, per controller, the timing it would program in the words
-// of `ip -details link show`, followed by the CNF bytes, on one line.
+// of `ip -details link show`, followed by the CNF bytes, on one line. It also reads
+// and checks metrics.web_config.
 func CheckConfig(cfg *config.Config) ([]string, error) {
+	if err := checkWebConfig(cfg); err != nil {
+		return nil, err
+	}
 	var lines []string
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
