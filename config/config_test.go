@@ -249,7 +249,7 @@ func TestDefaults(t *testing.T) {
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},
-		Status:   Status{Socket: ptr("/run/cand/status.sock")},
+		Status: Status{Socket: ptr("/run/cand/status.sock")},
 		Controllers: []Controller{{
 			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,
 			OscillatorHz: 16_000_000, Bitrate: 500_000, Mode: ModeNormal, ErrorFrames: ptr(true),
