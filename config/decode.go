@@ -76,7 +76,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		}
 		dur, err := time.ParseDuration(s)
 		if err != nil {
-			d.errorf(here, path, "%q is not a duration; write e.g. 20us, 1.5ms, 1s", s)
+			d.errorf(here, path, "%s is not a duration; write e.g. 20us, 1.5ms, 1s", quote(s))
 			return false
 		}
 		v.SetInt(int64(dur))
@@ -113,11 +113,11 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 			return false
 		}
 		if e, isEnum := v.Interface().(enum); isEnum && !contains(e.choices(), s) {
-			msg := "%q is not allowed; allowed: %s"
+			msg := "%s is not allowed; allowed: %s"
 			if c := closest(s, e.choices()); c != "" {
-				msg = "%q is not allowed (did you mean " + c + "?); allowed: %s"
+				msg = "%s is not allowed (did you mean " + c + "?); allowed: %s"
 			}
-			d.errorf(here, path, msg, s, strings.Join(e.choices(), ", "))
+			d.errorf(here, path, msg, quote(s), strings.Join(e.choices(), ", "))
 			return false
 		}
 		v.SetString(s)
@@ -133,7 +133,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		case "false", "False", "FALSE":
 			v.SetBool(false)
 		default:
-			d.errorf(here, path, "%q is not a boolean; write true or false", s)
+			d.errorf(here, path, "%s is not a boolean; write true or false", quote(s))
 			return false
 		}
 		return true
@@ -145,7 +145,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		i, err := parseInt(s)
 		lo, hi := int64(-1)<<(v.Type().Bits()-1), int64(1)<<(v.Type().Bits()-1)-1
 		if err != nil {
-			d.errorf(here, path, "%q is not an integer; write e.g. 25 or 0x19", s)
+			d.errorf(here, path, "%s is not an integer; write e.g. 25 or 0x19", quote(s))
 			return false
 		}
 		if i < lo || i > hi {
@@ -162,7 +162,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		i, err := parseInt(s)
 		hi := uint64(1)<<v.Type().Bits() - 1
 		if err != nil {
-			d.errorf(here, path, "%q is not an integer; write e.g. 500000 or 0x7FF", s)
+			d.errorf(here, path, "%s is not an integer; write e.g. 500000 or 0x7FF", quote(s))
 			return false
 		}
 		if i < 0 || uint64(i) > hi {
@@ -178,7 +178,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		}
 		f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP") {
-			d.errorf(here, path, "%q is not a number; write e.g. 0.875", s)
+			d.errorf(here, path, "%s is not a number; write e.g. 0.875", quote(s))
 			return false
 		}
 		v.SetFloat(f)
@@ -225,7 +225,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, here pos) 
 			ok = false
 			continue
 		}
-		kp := join(path, k.Value)
+		// A key longer than any the schema has is unknown: its path is shortened
+		// for the messages.
+		kp := join(path, clip(k.Value))
 		if k.Value == "<<" {
 			d.errorf(at, kp, "merge keys (<<) are not supported; write the keys out")
 			ok = false
@@ -278,7 +280,7 @@ func (d *decoder) scalar(n *yaml.Node, path string, here pos, want string) (stri
 func (d *decoder) unquoted(n *yaml.Node, path string, here pos, want string) (string, bool) {
 	s, ok := d.scalar(n, path, here, want)
 	if ok && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-		d.errorf(here, path, "%q is a quoted string; expected %s: remove the quotes", s, want)
+		d.errorf(here, path, "%s is a quoted string; expected %s: remove the quotes", quote(s), want)
 		return "", false
 	}
 	return s, ok
@@ -302,7 +304,7 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
+		return quote(n.Value)
 	}
 	return "nothing"
 }

@@ -3,11 +3,41 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxProblems is how many problems one Errors lists; the rest are only counted.
 const MaxProblems = 20
+
+// maxShown is how many bytes of a value a message repeats: a mistyped name of a
+// megabyte must not make a megabyte of error.
+const maxShown = 40
+
+// clip returns s for a message: whole if short, else its first maxShown bytes (cut
+// at a character's start), "..." and its length.
+func clip(s string) string {
+	head, rest := cut(s)
+	return head + rest
+}
+
+// quote is strconv.Quote for a value in a message, clipped like clip.
+func quote(s string) string {
+	head, rest := cut(s)
+	return strconv.Quote(head) + rest
+}
+
+func cut(s string) (head, rest string) {
+	if len(s) <= maxShown {
+		return s, ""
+	}
+	n := maxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], fmt.Sprintf("... (%d bytes)", len(s))
+}
 
 // Problem is one finding in a configuration file, located by line and column
 // (1-based; Column 0 when only the line is known) and by key path, e.g.
