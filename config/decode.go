@@ -16,8 +16,9 @@ type pos struct{ line, col int }
 
 func posOf(n *yaml.Node) pos { return pos{n.Line, n.Column} }
 
-// maxNodes bounds the values one file may expand to: aliases can make a small file
-// name the same mapping millions of times.
+// maxNodes bounds the values and keys one file may expand to: aliases can make a
+// small file name the same mapping millions of times. With it, and the problems
+// kept bounded (maxFound), checking a file costs at most a few times maxNodes.
 const maxNodes = 100_000
 
 // decoder fills the schema's Go values from a yaml.v3 node tree by reflection,
@@ -43,11 +44,7 @@ var durationType = reflect.TypeFor[Duration]()
 // decode stores n into v. A null value (`key:` or `key: ~`) leaves v alone and the
 // key unrecorded: it means "not set".
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	d.budget--
-	if d.budget < 0 {
-		if d.budget == -1 {
-			d.errorf(posOf(n), path, "the file expands to more than %d values (through aliases); simplify it", maxNodes)
-		}
+	if !d.spend(n, path) {
 		return
 	}
 	here := posOf(n)
@@ -66,6 +63,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	if !d.value(n, v, path, here) {
 		d.bad[path] = true
 	}
+}
+
+// spend takes one value or key from the budget; false, with one problem, once
+// the budget is spent.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
+	d.budget--
+	if d.budget == -1 {
+		d.errorf(posOf(n), path, "the file holds, or expands to through aliases, more than %d values and keys; simplify it", maxNodes)
+	}
+	return d.budget >= 0
 }
 
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bool {
@@ -219,6 +226,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, here pos) 
 	ok := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
+		if !d.spend(k, path) {
+			return false
+		}
 		at := posOf(k)
 		if k.Kind != yaml.ScalarNode {
 			d.errorf(at, path, "a key must be a plain word; allowed keys: %s", allowed)
@@ -241,7 +251,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, here pos) 
 		seen[k.Value] = at
 		f, known := index[k.Value]
 		if !known {
-			if c := closest(k.Value, names); c != "" {
+			if d.full() {
+				d.errorf(at, kp, "unknown key") // only counted
+			} else if c := closest(k.Value, names); c != "" {
 				d.errorf(at, kp, "unknown key; did you mean %s? allowed keys: %s", c, allowed)
 			} else {
 				d.errorf(at, kp, "unknown key; allowed keys: %s", allowed)
@@ -262,6 +274,10 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string, here pos)
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		d.decode(item, s.Index(i), path+"["+strconv.Itoa(i)+"]")
+		if d.budget < 0 { // the rest is not looked at: keep no undecoded items
+			v.Set(s.Slice(0, i+1))
+			return false
+		}
 	}
 	v.Set(s)
 	return true

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"syscall"
+
+	"cand/hw/pinout"
 )
 
 // MaxFileSize is the largest configuration file Load and Parse accept. A cand
@@ -130,6 +132,18 @@ func openError(path string, err error) error {
 	return &fileError{msg: msg, err: err}
 }
 
+// maxControllers is how many MCP2515s SPI0 can address: each needs a chip select
+// of its own, and any GPIO but SPI0's data pins can be one.
+func maxControllers() int {
+	n := 0
+	for g := 0; g <= pinout.MaxGPIO; g++ {
+		if !pinout.IsSPI0DataPin(g) {
+			n++
+		}
+	}
+	return n
+}
+
 // Parse decodes data strictly, fills in the defaults documented on the schema and
 // validates the result, including that a bit timing exists for each controller.
 // name is the file name the messages start with. On failure the error is an
@@ -154,6 +168,13 @@ func Parse(name string, data []byte) (*Config, error) {
 	d.at[""] = pos{1, 1}
 	var c Config
 	d.decode(root, reflect.ValueOf(&c).Elem(), "")
+	if d.budget < 0 {
+		return nil, ps.result() // what was not decoded would be reported missing
+	}
+	if n, most := len(c.Controllers), maxControllers(); n > most {
+		checker{d}.fail("controllers", "%d controllers given; SPI0 can address at most %d, one per chip select (any GPIO but the data pins: %s)", n, most, pinout.SPI0DataPins())
+		return nil, ps.result() // checking each would only repeat clashes
+	}
 	applyDefaults(&c, d)
 	validate(&c, d)
 	if err := ps.result(); err != nil {

@@ -46,6 +46,13 @@ func documents(data []byte) (first, second *yaml.Node, err error) {
 			err = fmt.Errorf("yaml: %v", r)
 		}
 	}()
+	if !documentMarker(data) { // one document at most: parse it as a string, which is cheaper
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil || doc.Kind == 0 {
+			return nil, nil, err
+		}
+		return &doc, nil, nil
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc yaml.Node
@@ -62,6 +69,19 @@ func documents(data []byte) (first, second *yaml.Node, err error) {
 			return first, &doc, nil
 		}
 	}
+}
+
+// documentMarker says whether a line of data starts with "---" or "...": only
+// such a line can begin a second document (YAML 1.2 §9.1).
+func documentMarker(data []byte) bool {
+	start := 0
+	for _, end := range lineEnds(data) {
+		if line := data[start:end]; bytes.HasPrefix(line, []byte("---")) || bytes.HasPrefix(line, []byte("...")) {
+			return true
+		}
+		start = end
+	}
+	return false
 }
 
 // emptyDocument is a document with no content: a lone "---", or comments only.
@@ -102,10 +122,16 @@ func syntaxProblem(name string, data []byte, err error) Problem {
 		m := yamlLine.FindStringSubmatch(err.Error())
 		return m != nil && m[2] == msg
 	}
-	line := len(ends)
-	if from <= line {
-		line = from + sort.Search(line-from, func(i int) bool { return failsAt(from + i) })
+	// Gallop from line N to a failing prefix, then bisect: each parse stops at
+	// the error, and the line is mostly within a few of N, so this costs a few
+	// parses of the file up to the error.
+	n := len(ends)
+	from = min(from, n)
+	lo, hi := from-1, from // lines 1..lo are taken to parse
+	for step := 1; hi < n && !failsAt(hi); step *= 2 {
+		lo, hi = hi, min(hi+step, n)
 	}
+	line := lo + 1 + sort.Search(hi-lo-1, func(i int) bool { return failsAt(lo + 1 + i) })
 	text := ""
 	if line >= 1 && line <= len(ends) {
 		start := 0
@@ -131,12 +157,11 @@ func lineEnds(data []byte) []int {
 				i++
 			}
 			ends = append(ends, i+1)
-		case bytes.HasPrefix(data[i:], []byte("\u0085")), bytes.HasPrefix(data[i:], []byte("\u2028")), bytes.HasPrefix(data[i:], []byte("\u2029")):
-			n := 2
-			if data[i] != 0xC2 {
-				n = 3
-			}
-			i += n - 1
+		case data[i] == 0xC2 && bytes.HasPrefix(data[i:], []byte("\u0085")):
+			i++
+			ends = append(ends, i+1)
+		case data[i] == 0xE2 && (bytes.HasPrefix(data[i:], []byte("\u2028")) || bytes.HasPrefix(data[i:], []byte("\u2029"))):
+			i += 2
 			ends = append(ends, i+1)
 		}
 	}

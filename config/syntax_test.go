@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"slices"
 	"testing"
 )
@@ -156,5 +157,23 @@ func TestLineEnds(t *testing.T) {
 	want := []int{2, 5, 7, 10, 14, 15}
 	if !slices.Equal(got, want) {
 		t.Errorf("lineEnds = %v, want %v", got, want)
+	}
+}
+
+// yaml.v3 may name a line past the last, for an error at the end of the file.
+func TestSyntaxErrorPastTheEnd(t *testing.T) {
+	p := syntaxProblem("x.yaml", []byte("a: 'b\n"), errors.New("yaml: line 9: found unexpected end of stream"))
+	if p.Line != 1 {
+		t.Errorf("line %d, want 1", p.Line)
+	}
+}
+
+// A second document after a line break other than LF is found as well.
+func TestSecondDocumentOtherBreaks(t *testing.T) {
+	for _, src := range []string{"controllers:\r  - bitrate: 500000\r---\rb: 1\r", "controllers:\r\n  - bitrate: 500000\r\n---\r\nb: 1\r\n"} {
+		const want = "x.yaml:3: a second YAML document starts here; cand reads one: remove this '---' and what follows, or merge it into the first document"
+		if got := parseErr(t, "x.yaml", src); got != want {
+			t.Errorf("%q: got:\n%s\nwant:\n%s", src, got, want)
+		}
 	}
 }
