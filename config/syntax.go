@@ -30,7 +30,7 @@ func readYAML(name string, data []byte) (*yaml.Node, *Problem) {
 	case doc == nil || emptyDocument(doc):
 		what := "the file is empty"
 		if len(bytes.TrimSpace(data)) > 0 {
-			what = "the file holds no settings, only comments"
+			what = "the file holds no settings (only comments or document markers)"
 		}
 		return nil, &Problem{File: name, Message: what + emptyFile}
 	}

@@ -140,8 +140,8 @@ func TestEmptyFile(t *testing.T) {
 	for src, want := range map[string]string{
 		"":                     "x.yaml: the file is empty" + fix,
 		"\n  \n":               "x.yaml: the file is empty" + fix,
-		"# cand\n# nothing\n":  "x.yaml: the file holds no settings, only comments" + fix,
-		"---\n# nothing yet\n": "x.yaml: the file holds no settings, only comments" + fix,
+		"# cand\n# nothing\n":  "x.yaml: the file holds no settings (only comments or document markers)" + fix,
+		"---\n# nothing yet\n": "x.yaml: the file holds no settings (only comments or document markers)" + fix,
 		"~\n":                  "x.yaml:1:1: controllers: at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000",
 		"hardware: {}\n":       "x.yaml:1:1: controllers: at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000",
 	} {
