@@ -78,6 +78,10 @@ type Realtime struct {
 	CPU int `yaml:"cpu"`
 	// Mlockall locks the process's memory (default true).
 	Mlockall *bool `yaml:"mlockall"`
+	// Required makes a setting above that the kernel refuses a start-up error,
+	// naming what is missing (CAP_SYS_NICE, RLIMIT_RTPRIO, CAP_IPC_LOCK, the CPU);
+	// by default (false) cand logs the refusal as a warning and runs without it.
+	Required bool `yaml:"required"`
 }
 
 // Metrics is the Prometheus endpoint. Its limits keep scrapers, slow or idle

@@ -16,8 +16,9 @@ type pos struct{ line, col int }
 
 func posOf(n *yaml.Node) pos { return pos{n.Line, n.Column} }
 
-// maxNodes bounds the values one file may expand to: aliases can make a small file
-// name the same mapping millions of times.
+// maxNodes bounds the values and keys one file may expand to: aliases can make a
+// small file name the same mapping millions of times. With it, and the problems
+// kept bounded (maxFound), checking a file costs at most a few times maxNodes.
 const maxNodes = 100_000
 
 // decoder fills the schema's Go values from a yaml.v3 node tree by reflection,
@@ -43,11 +44,7 @@ var durationType = reflect.TypeFor[Duration]()
 // decode stores n into v. A null value (`key:` or `key: ~`) leaves v alone and the
 // key unrecorded: it means "not set".
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	d.budget--
-	if d.budget < 0 {
-		if d.budget == -1 {
-			d.errorf(posOf(n), path, "the file expands to more than %d values (through aliases); simplify it", maxNodes)
-		}
+	if !d.spend(n, path) {
 		return
 	}
 	here := posOf(n)
@@ -68,6 +65,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
+// spend takes one value or key from the budget; false, with one problem, once
+// the budget is spent.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
+	d.budget--
+	if d.budget == -1 {
+		d.errorf(posOf(n), path, "the file holds, or expands to through aliases, more than %d values and keys; simplify it", maxNodes)
+	}
+	return d.budget >= 0
+}
+
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bool {
 	if v.Type() == durationType {
 		s, ok := d.scalar(n, path, here, "a duration such as 20us, 1.5ms, 1s")
@@ -76,7 +83,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		}
 		dur, err := time.ParseDuration(s)
 		if err != nil {
-			d.errorf(here, path, "%q is not a duration; write e.g. 20us, 1.5ms, 1s", s)
+			d.errorf(here, path, "%s is not a duration; write e.g. 20us, 1.5ms, 1s", quote(s))
 			return false
 		}
 		v.SetInt(int64(dur))
@@ -113,11 +120,11 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 			return false
 		}
 		if e, isEnum := v.Interface().(enum); isEnum && !contains(e.choices(), s) {
-			msg := "%q is not allowed; allowed: %s"
+			msg := "%s is not allowed; allowed: %s"
 			if c := closest(s, e.choices()); c != "" {
-				msg = "%q is not allowed (did you mean " + c + "?); allowed: %s"
+				msg = "%s is not allowed (did you mean " + c + "?); allowed: %s"
 			}
-			d.errorf(here, path, msg, s, strings.Join(e.choices(), ", "))
+			d.errorf(here, path, msg, quote(s), strings.Join(e.choices(), ", "))
 			return false
 		}
 		v.SetString(s)
@@ -133,7 +140,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		case "false", "False", "FALSE":
 			v.SetBool(false)
 		default:
-			d.errorf(here, path, "%q is not a boolean; write true or false", s)
+			d.errorf(here, path, "%s is not a boolean; write true or false", quote(s))
 			return false
 		}
 		return true
@@ -145,7 +152,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		i, err := parseInt(s)
 		lo, hi := int64(-1)<<(v.Type().Bits()-1), int64(1)<<(v.Type().Bits()-1)-1
 		if err != nil {
-			d.errorf(here, path, "%q is not an integer; write e.g. 25 or 0x19", s)
+			d.errorf(here, path, "%s is not an integer; write e.g. 25 or 0x19", quote(s))
 			return false
 		}
 		if i < lo || i > hi {
@@ -162,7 +169,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		i, err := parseInt(s)
 		hi := uint64(1)<<v.Type().Bits() - 1
 		if err != nil {
-			d.errorf(here, path, "%q is not an integer; write e.g. 500000 or 0x7FF", s)
+			d.errorf(here, path, "%s is not an integer; write e.g. 500000 or 0x7FF", quote(s))
 			return false
 		}
 		if i < 0 || uint64(i) > hi {
@@ -178,7 +185,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, here pos) bo
 		}
 		f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP") {
-			d.errorf(here, path, "%q is not a number; write e.g. 0.875", s)
+			d.errorf(here, path, "%s is not a number; write e.g. 0.875", quote(s))
 			return false
 		}
 		v.SetFloat(f)
@@ -219,13 +226,18 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, here pos) 
 	ok := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
+		if !d.spend(k, path) {
+			return false
+		}
 		at := posOf(k)
 		if k.Kind != yaml.ScalarNode {
 			d.errorf(at, path, "a key must be a plain word; allowed keys: %s", allowed)
 			ok = false
 			continue
 		}
-		kp := join(path, k.Value)
+		// A key longer than any the schema has is unknown: its path is shortened
+		// for the messages.
+		kp := join(path, clip(k.Value))
 		if k.Value == "<<" {
 			d.errorf(at, kp, "merge keys (<<) are not supported; write the keys out")
 			ok = false
@@ -239,7 +251,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, here pos) 
 		seen[k.Value] = at
 		f, known := index[k.Value]
 		if !known {
-			if c := closest(k.Value, names); c != "" {
+			if d.full() {
+				d.errorf(at, kp, "unknown key") // only counted
+			} else if c := closest(k.Value, names); c != "" {
 				d.errorf(at, kp, "unknown key; did you mean %s? allowed keys: %s", c, allowed)
 			} else {
 				d.errorf(at, kp, "unknown key; allowed keys: %s", allowed)
@@ -260,6 +274,10 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string, here pos)
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		d.decode(item, s.Index(i), path+"["+strconv.Itoa(i)+"]")
+		if d.budget < 0 { // the rest is not looked at: keep no undecoded items
+			v.Set(s.Slice(0, i+1))
+			return false
+		}
 	}
 	v.Set(s)
 	return true
@@ -278,7 +296,7 @@ func (d *decoder) scalar(n *yaml.Node, path string, here pos, want string) (stri
 func (d *decoder) unquoted(n *yaml.Node, path string, here pos, want string) (string, bool) {
 	s, ok := d.scalar(n, path, here, want)
 	if ok && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
-		d.errorf(here, path, "%q is a quoted string; expected %s: remove the quotes", s, want)
+		d.errorf(here, path, "%s is a quoted string; expected %s: remove the quotes", quote(s), want)
 		return "", false
 	}
 	return s, ok
@@ -302,7 +320,7 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return strconv.Quote(n.Value)
+		return quote(n.Value)
 	}
 	return "nothing"
 }

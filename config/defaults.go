@@ -158,8 +158,10 @@ func controllerDefaults(ct *Controller, p string, d *decoder) {
 }
 
 // defaultInterfaceNames gives each controller without an interface name the lowest
-// free can<N> (vcan<N> on the sim backend), skipping names other controllers chose,
-// then fills the names and vxcan peers that derive from it.
+// free can<N> (vcan<N> on the sim backend), skipping names other controllers chose
+// for an interface or a vxcan peer (and, for a vxcan pair whose peer is left out,
+// names whose peer can<N>p is taken), then fills the names and vxcan peers that
+// derive from it.
 func defaultInterfaceNames(c *Config, d *decoder) {
 	prefix := "can"
 	if c.Hardware.Backend == BackendSim {
@@ -167,11 +169,15 @@ func defaultInterfaceNames(c *Config, d *decoder) {
 	}
 	used := map[string]bool{}
 	for i, ct := range c.Controllers {
-		if d.has(fmt.Sprintf("controllers[%d].interface.name", i)) {
+		p := fmt.Sprintf("controllers[%d].interface", i)
+		if d.has(p + ".name") {
 			used[ct.Interface.Name] = true
 		}
+		if d.has(p + ".peer") {
+			used[ct.Interface.Peer] = true
+		}
 	}
-	next := 0
+	next := 0 // every lower number is taken
 	for i := range c.Controllers {
 		ct := &c.Controllers[i]
 		p := fmt.Sprintf("controllers[%d]", i)
@@ -179,7 +185,12 @@ func defaultInterfaceNames(c *Config, d *decoder) {
 			for used[prefix+strconv.Itoa(next)] {
 				next++
 			}
-			ct.Interface.Name = prefix + strconv.Itoa(next)
+			n := next
+			derivedPeer := ct.Interface.Kind == KindVXCAN && !d.has(p+".interface.peer")
+			for derivedPeer && (used[prefix+strconv.Itoa(n)] || used[prefix+strconv.Itoa(n)+"p"]) {
+				n++
+			}
+			ct.Interface.Name = prefix + strconv.Itoa(n)
 			used[ct.Interface.Name] = true
 		}
 		if !d.has(p + ".name") {

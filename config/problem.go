@@ -3,11 +3,47 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxProblems is how many problems one Errors lists; the rest are only counted.
 const MaxProblems = 20
+
+// maxFound is how many problems are kept while a file is checked, of which the
+// first MaxProblems by line are listed; beyond it problems are only counted, so a
+// file wrong a million times over (through aliases) costs no more than one wrong
+// a thousand times.
+const maxFound = 1000
+
+// maxShown is how many bytes of a value a message repeats: a mistyped name of a
+// megabyte must not make a megabyte of error.
+const maxShown = 40
+
+// clip returns s for a message: whole if short, else its first maxShown bytes (cut
+// at a character's start), "..." and its length.
+func clip(s string) string {
+	head, rest := cut(s)
+	return head + rest
+}
+
+// quote is strconv.Quote for a value in a message, clipped like clip.
+func quote(s string) string {
+	head, rest := cut(s)
+	return strconv.Quote(head) + rest
+}
+
+func cut(s string) (head, rest string) {
+	if len(s) <= maxShown {
+		return s, ""
+	}
+	n := maxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], fmt.Sprintf("... (%d bytes)", len(s))
+}
 
 // Problem is one finding in a configuration file, located by line and column
 // (1-based; Column 0 when only the line is known) and by key path, e.g.
@@ -62,13 +98,24 @@ type problems struct {
 	file     string
 	errs     []Problem
 	warnings []Problem
+	dropped  int // errors found beyond maxFound
 }
 
+// full says that further errors are only counted.
+func (ps *problems) full() bool { return len(ps.errs) >= maxFound }
+
 func (ps *problems) errorf(at pos, path, format string, args ...any) {
+	if ps.full() {
+		ps.dropped++
+		return
+	}
 	ps.errs = append(ps.errs, Problem{ps.file, at.line, at.col, path, fmt.Sprintf(format, args...)})
 }
 
 func (ps *problems) warnf(at pos, path, format string, args ...any) {
+	if len(ps.warnings) >= maxFound {
+		return
+	}
 	ps.warnings = append(ps.warnings, Problem{ps.file, at.line, at.col, path, fmt.Sprintf(format, args...)})
 }
 
@@ -78,9 +125,9 @@ func (ps *problems) result() error {
 		return nil
 	}
 	sortProblems(ps.errs)
-	e := &Errors{Problems: ps.errs}
+	e := &Errors{Problems: ps.errs, Omitted: ps.dropped}
 	if len(e.Problems) > MaxProblems {
-		e.Omitted = len(e.Problems) - MaxProblems
+		e.Omitted += len(e.Problems) - MaxProblems
 		e.Problems = e.Problems[:MaxProblems]
 	}
 	return e

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"cand/hw/pinout"
 )
@@ -19,7 +18,6 @@ const (
 	maxFilters    = 6
 	maxStdID      = 0x7FF
 	maxExtID      = 0x1FFFFFFF
-	ifNameMax     = 15 // IFNAMSIZ − 1
 )
 
 // checker reports problems at the place of a key path, or of its nearest written
@@ -86,23 +84,12 @@ func validate(c *Config, d *decoder) {
 	}
 	csPins := map[int]string{}  // GPIO → chip_select path
 	intPins := map[int]string{} // GPIO → int_gpio path
-	names, ifnames := firstUse{}, firstUse{}
+	ctrlNames, ifNames := names{}, names{}
 	for i := range c.Controllers {
 		ct := &c.Controllers[i]
 		p := fmt.Sprintf("controllers[%d]", i)
 		v.controller(c, ct, p)
-		// A name left out is the interface name, whose clash is reported below.
-		if prev, dup := names.claim(ct.Name, p+".name"); dup && v.has(p+".name") {
-			v.fail(p+".name", "%q is used by %s too (line %d); names label logs and metrics, give each controller its own", ct.Name, owner(prev), v.where(prev).line)
-		}
-		for _, n := range []struct{ name, path string }{{ct.Interface.Name, p + ".interface.name"}, {ct.Interface.Peer, p + ".interface.peer"}} {
-			if n.name == "" {
-				continue
-			}
-			if prev, dup := ifnames.claim(n.name, n.path); dup {
-				v.fail(n.path, "%q is used by %s too (line %d); each controller needs its own interface", n.name, owner(prev), v.where(prev).line)
-			}
-		}
+		v.uniqueNames(ct, p, ctrlNames, ifNames)
 		// A chip select that failed to decode is the zero value, not set.
 		if cs := ct.SPI.ChipSelect; cs.IsSet() {
 			if prev, dup := csPins[cs.Pin()]; dup {
@@ -227,6 +214,7 @@ func (v checker) timeout(path string, d Duration, most time.Duration, why string
 }
 
 func (v checker) controller(c *Config, ct *Controller, p string) {
+	v.controllerName(ct, p)
 	v.spi(&ct.SPI, p+".spi")
 	switch {
 	case ct.IntGPIO < 0 || ct.IntGPIO > gpioMax:
@@ -254,6 +242,7 @@ func (v checker) controller(c *Config, ct *Controller, p string) {
 	for i := range ct.Sim.Peers {
 		v.peer(&ct.Sim.Peers[i], fmt.Sprintf("%s.sim.peers[%d]", p, i))
 	}
+	v.uniquePeerNames(ct.Sim.Peers, p)
 }
 
 func (v checker) spi(s *SPI, p string) {
@@ -300,16 +289,16 @@ func (v checker) canID(path string, id uint32, extended bool) {
 
 func (v checker) iface(in *Interface, p string) {
 	if why := ifNameProblem(in.Name); why != "" {
-		v.fail(p+".name", "%q is not a valid interface name: %s", in.Name, why)
+		v.fail(p+".name", "%s is not a valid interface name: %s", quote(in.Name), why)
 	}
 	switch {
 	case in.Kind != KindVXCAN && in.Peer != "":
 		v.fail(p+".peer", "only a vxcan pair has a peer; remove peer or set kind: vxcan")
 	case in.Kind == KindVXCAN:
 		if why := ifNameProblem(in.Peer); why != "" {
-			v.fail(p+".peer", "%q is not a valid interface name: %s", in.Peer, why)
+			v.fail(p+".peer", "%s is not a valid interface name: %s", quote(in.Peer), why)
 		} else if in.Peer == in.Name {
-			v.fail(p+".peer", "%q is the interface's own name; the two ends of a vxcan pair need different names", in.Peer)
+			v.fail(p+".peer", "%s is the interface's own name; the two ends of a vxcan pair need different names", quote(in.Peer))
 		}
 	}
 	if in.RcvBuf < 4096 || in.RcvBuf > 1<<30 {
@@ -317,26 +306,8 @@ func (v checker) iface(in *Interface, p string) {
 	}
 }
 
-// ifNameProblem says why name is not a valid Linux interface name (the kernel's
-// dev_valid_name), or "".
-func ifNameProblem(name string) string {
-	switch {
-	case name == "":
-		return "it is empty"
-	case len(name) > ifNameMax:
-		return fmt.Sprintf("%d characters, Linux allows at most %d", len(name), ifNameMax)
-	case name == "." || name == "..":
-		return "it is reserved"
-	}
-	for _, r := range name {
-		if r == '/' || r == ':' || unicode.IsSpace(r) || r == 0 {
-			return "it may not contain '/', ':' or white space"
-		}
-	}
-	return ""
-}
-
 func (v checker) peer(sp *SimPeer, p string) {
+	v.peerName(sp, p)
 	if !v.has(p + ".kind") {
 		v.fail(p+".kind", "required; allowed: %s", strings.Join(SimPeerKind("").choices(), ", "))
 		return

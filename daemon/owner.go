@@ -13,7 +13,6 @@ import (
 
 	"cand/bridge"
 	"cand/internal/mono"
-	"cand/internal/rt"
 	"cand/internal/sdnotify"
 )
 
@@ -21,12 +20,9 @@ import (
 // real-time settings, the board's binding, and the controllers' initialisation;
 // then ready is closed.
 func (w *wiring) ownerSetup(inits []func() error, ready chan<- struct{}) func() error {
+	refused := w.Metrics.AddRealtime()
 	return func() error {
-		report, err := rt.Setup(rtConfig(w.cfg))
-		for _, line := range report.Lines() {
-			w.log.Info(line)
-		}
-		if err != nil {
+		if err := w.setupRealtime(refused); err != nil {
 			return err
 		}
 		w.hw.bindOwner()

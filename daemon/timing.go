@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"cand/config"
-	"cand/internal/rt"
 	"cand/mcp2515"
 )
 
@@ -45,14 +44,6 @@ func controllerConfig(cc *config.Controller, bt mcp2515.BitTiming) mcp2515.Confi
 		c.Filters = filters(f)
 	}
 	return c
-}
-
-func rtConfig(cfg *config.Config) rt.Config {
-	return rt.Config{
-		Priority: cfg.Realtime.Priority,
-		CPU:      cfg.Realtime.CPU,
-		Mlockall: cfg.Realtime.Mlockall == nil || *cfg.Realtime.Mlockall,
-	}
 }
 
 // filters maps the configuration onto RXM0/RXF0..1 (RXB0) and RXM1/RXF2..5 (RXB1).

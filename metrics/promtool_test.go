@@ -24,6 +24,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		r.AddBitTiming(c, BitTiming{BitTiming: kernelTiming(t), OscillatorHz: 16_000_000, SCLKHz: 10_000_000})
 	}
 	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
+	r.AddRealtime().SetRefused(SchedFIFO, true)
 	text := scrapeText(t, r.Handler())
 
 	cmd := exec.Command(promtool, "check", "metrics")

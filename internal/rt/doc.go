@@ -39,6 +39,7 @@
 // logs twice. It keeps page faults off the frame path; it needs CAP_IPC_LOCK or a
 // large enough RLIMIT_MEMLOCK (systemd: LimitMEMLOCK=infinity).
 //
-// Refusals are not fatal unless Config.Require is set: the daemon then runs with
-// normal scheduling and says so in the Report, one line per item, never silently.
+// Refusals are not fatal unless Config.Require is set (realtime.required): the
+// daemon then runs without the refused item and says so in the Report, one line
+// per item naming what would allow it, never silently.
 package rt

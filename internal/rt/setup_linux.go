@@ -26,17 +26,27 @@ type Config struct {
 	CPU int
 	// Mlockall locks all current and future memory of the process.
 	Mlockall bool
-	// Require makes any refusal an error; otherwise refusals are reported and the
-	// thread runs without the refused item.
+	// Require makes any refusal an error (realtime.required); otherwise refusals
+	// are reported and the thread runs without the refused item.
 	Require bool
 }
 
+// The parts of the setup, as Item.What names them.
+const (
+	Priority = "priority" // SCHED_FIFO
+	Affinity = "affinity" // the CPU pin
+	Mlockall = "mlockall"
+)
+
 // Item is the outcome of one part of the setup.
 type Item struct {
-	What    string // "priority", "affinity" or "mlockall"
+	What    string // Priority, Affinity or Mlockall
 	Applied bool   // the setting is in effect (false also when not requested)
 	Err     error  // why it was refused; nil if applied or not requested
-	Line    string // the log line
+	// Cause, for a refused item, says what was refused, why, and what would
+	// allow it.
+	Cause string
+	Line  string // the log line: for a refused item, Cause and how cand runs without it
 }
 
 // Report lists one Item per part of the setup, in the order applied.
@@ -85,55 +95,64 @@ func Setup(cfg Config) (Report, error) {
 		r.Items = append(r.Items, lockMemory())
 	}
 	if refused := r.Refused(); cfg.Require && len(refused) > 0 {
-		msgs := make([]string, len(refused))
+		causes := make([]string, len(refused))
 		for i, it := range refused {
-			msgs[i] = it.Line
+			causes[i] = it.Cause
 		}
-		return r, fmt.Errorf("rt: real-time setup required (realtime.require) but refused: %s", strings.Join(msgs, "; "))
+		return r, fmt.Errorf("rt: realtime.required is true, but %s (or set realtime.required: false to start without)", strings.Join(causes, "; and "))
 	}
 	return r, nil
 }
 
+// refused is the Item of a part the kernel refused: cause says what and how to
+// allow it, without how cand runs without it.
+func refused(what string, err error, cause, without string) Item {
+	return Item{What: what, Err: err, Cause: cause, Line: cause + "; " + without}
+}
+
 func setPriority(prio int) Item {
 	if prio == 0 {
-		return Item{What: "priority", Line: "owner thread: normal scheduling (realtime.priority 0)"}
+		return Item{What: Priority, Line: "owner thread: normal scheduling (realtime.priority 0)"}
 	}
 	attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-		return Item{What: "priority", Err: err, Line: priorityRefused(prio, err)}
+		return priorityRefused(prio, err)
 	}
 	line := fmt.Sprintf("owner thread: SCHED_FIFO priority %d set", prio)
 	if prio >= irqThreadPriority {
 		line += fmt.Sprintf(" (warning: at or above the kernel's IRQ threads (%d), which deliver the GPIO edges: a busy owner thread delays its own interrupts; %d is advised)",
 			irqThreadPriority, DefaultPriority)
 	}
-	return Item{What: "priority", Applied: true, Line: line}
+	return Item{What: Priority, Applied: true, Line: line}
 }
 
-func priorityRefused(prio int, err error) string {
+// priorityRefused: an unprivileged thread may use SCHED_FIFO up to its
+// RLIMIT_RTPRIO, beyond it only with CAP_SYS_NICE; a cgroup without real-time
+// runtime refuses it even to root (sched_setscheduler(2), kernel/sched/core.c).
+func priorityRefused(prio int, err error) Item {
 	fix := ""
 	switch {
 	case errors.Is(err, unix.EPERM):
-		fix = ": needs CAP_SYS_NICE or LimitRTPRIO="
+		fix = fmt.Sprintf(": needs CAP_SYS_NICE or an RLIMIT_RTPRIO of %d or more (systemd: AmbientCapabilities=CAP_SYS_NICE or LimitRTPRIO=%d), and a cgroup with real-time runtime", prio, prio)
 	case errors.Is(err, unix.EINVAL):
 		fix = ": the kernel does not accept this policy or priority"
 	}
-	return fmt.Sprintf("owner thread: SCHED_FIFO %d refused (%s)%s; running with normal scheduling", prio, errnoName(err), fix)
+	return refused(Priority, err, fmt.Sprintf("owner thread: SCHED_FIFO %d refused (%s)%s", prio, errnoName(err), fix), "running with normal scheduling")
 }
 
 func setAffinity(cpu int) Item {
 	if cpu < 0 {
-		return Item{What: "affinity", Line: "owner thread: not pinned to a CPU (realtime.cpu -1)"}
+		return Item{What: Affinity, Line: "owner thread: not pinned to a CPU (realtime.cpu -1)"}
 	}
 	var set unix.CPUSet
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return Item{What: "affinity", Err: err, Line: affinityRefused(cpu, err)}
+		return affinityRefused(cpu, err)
 	}
-	return Item{What: "affinity", Applied: true, Line: fmt.Sprintf("owner thread: pinned to CPU %d", cpu)}
+	return Item{What: Affinity, Applied: true, Line: fmt.Sprintf("owner thread: pinned to CPU %d", cpu)}
 }
 
-func affinityRefused(cpu int, err error) string {
+func affinityRefused(cpu int, err error) Item {
 	fix := ""
 	switch {
 	case errors.Is(err, unix.EINVAL):
@@ -141,25 +160,27 @@ func affinityRefused(cpu int, err error) string {
 	case errors.Is(err, unix.EPERM):
 		fix = ": needs CAP_SYS_NICE"
 	}
-	return fmt.Sprintf("owner thread: pinning to CPU %d refused (%s)%s; running unpinned", cpu, errnoName(err), fix)
+	return refused(Affinity, err, fmt.Sprintf("owner thread: pinning to CPU %d refused (%s)%s", cpu, errnoName(err), fix), "running unpinned")
 }
 
 func lockMemory() Item {
 	if err := unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE); err != nil {
-		return Item{What: "mlockall", Err: err, Line: mlockallRefused(err)}
+		return mlockallRefused(err)
 	}
-	return Item{What: "mlockall", Applied: true, Line: "process: memory locked (mlockall MCL_CURRENT|MCL_FUTURE)"}
+	return Item{What: Mlockall, Applied: true, Line: "process: memory locked (mlockall MCL_CURRENT|MCL_FUTURE)"}
 }
 
-func mlockallRefused(err error) string {
+// mlockallRefused: without CAP_IPC_LOCK, mlockall fails with EPERM when
+// RLIMIT_MEMLOCK is 0 and with ENOMEM when the process is larger (mlockall(2)).
+func mlockallRefused(err error) Item {
 	fix := ""
 	switch {
 	case errors.Is(err, unix.ENOMEM):
 		fix = ": RLIMIT_MEMLOCK is too small: set LimitMEMLOCK=infinity or give CAP_IPC_LOCK"
 	case errors.Is(err, unix.EPERM):
-		fix = ": needs CAP_IPC_LOCK"
+		fix = ": needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK above the process's size (systemd: LimitMEMLOCK=infinity)"
 	}
-	return fmt.Sprintf("process: mlockall refused (%s)%s; page faults may add latency", errnoName(err), fix)
+	return refused(Mlockall, err, fmt.Sprintf("process: mlockall refused (%s)%s", errnoName(err), fix), "page faults may add latency")
 }
 
 // errnoName is "EPERM" for unix.EPERM, or the error's text for anything else.

@@ -92,7 +92,7 @@ func TestSetupAppliesToCallingThreadOnly(t *testing.T) {
 		}
 		prio := rep.Items[0]
 		if errors.Is(prio.Err, unix.EPERM) {
-			want := "owner thread: SCHED_FIFO 40 refused (EPERM): needs CAP_SYS_NICE or LimitRTPRIO=; running with normal scheduling"
+			want := "owner thread: SCHED_FIFO 40 refused (EPERM): needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 40 or more (systemd: AmbientCapabilities=CAP_SYS_NICE or LimitRTPRIO=40), and a cgroup with real-time runtime; running with normal scheduling"
 			if prio.Line != want || prio.Applied || attr.Policy != unix.SCHED_NORMAL {
 				t.Errorf("refused item %+v, policy %d; want line %q, SCHED_OTHER", prio, attr.Policy, want)
 			}
@@ -192,7 +192,7 @@ func TestSetupRefused(t *testing.T) {
 			return
 		}
 		want := []string{
-			"owner thread: SCHED_FIFO 40 refused (EPERM): needs CAP_SYS_NICE or LimitRTPRIO=; running with normal scheduling",
+			"owner thread: SCHED_FIFO 40 refused (EPERM): needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 40 or more (systemd: AmbientCapabilities=CAP_SYS_NICE or LimitRTPRIO=40), and a cgroup with real-time runtime; running with normal scheduling",
 			"owner thread: not pinned to a CPU (realtime.cpu -1)",
 		}
 		if got := rep.Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -202,7 +202,7 @@ func TestSetupRefused(t *testing.T) {
 			t.Errorf("Refused() = %+v", r)
 		}
 		_, err = Setup(Config{Priority: 40, CPU: -1, Require: true})
-		wantErr := "rt: real-time setup required (realtime.require) but refused: " + want[0]
+		wantErr := "rt: realtime.required is true, but owner thread: SCHED_FIFO 40 refused (EPERM): needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 40 or more (systemd: AmbientCapabilities=CAP_SYS_NICE or LimitRTPRIO=40), and a cgroup with real-time runtime (or set realtime.required: false to start without)"
 		if err == nil || err.Error() != wantErr {
 			t.Errorf("Setup with Require: %v\nwant %s", err, wantErr)
 		}
@@ -258,7 +258,7 @@ func TestSetupMlockall(t *testing.T) {
 		defer unix.Munlockall()
 		it := rep.Items[2]
 		if it.Err != nil {
-			if it.Line != mlockallRefused(it.Err) {
+			if it.Line != mlockallRefused(it.Err).Line {
 				t.Errorf("refused line %q", it.Line)
 			}
 			return
@@ -287,12 +287,12 @@ func TestSetupConfigErrors(t *testing.T) {
 
 func TestRefusalMessages(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{priorityRefused(40, unix.EINVAL), "owner thread: SCHED_FIFO 40 refused (EINVAL): the kernel does not accept this policy or priority; running with normal scheduling"},
-		{affinityRefused(7, unix.EINVAL), "owner thread: pinning to CPU 7 refused (EINVAL): CPU 7 is offline, absent or outside this process's cpuset; choose another realtime.cpu; running unpinned"},
-		{affinityRefused(1, unix.EPERM), "owner thread: pinning to CPU 1 refused (EPERM): needs CAP_SYS_NICE; running unpinned"},
-		{mlockallRefused(unix.ENOMEM), "process: mlockall refused (ENOMEM): RLIMIT_MEMLOCK is too small: set LimitMEMLOCK=infinity or give CAP_IPC_LOCK; page faults may add latency"},
-		{mlockallRefused(unix.EPERM), "process: mlockall refused (EPERM): needs CAP_IPC_LOCK; page faults may add latency"},
-		{mlockallRefused(errors.New("odd")), "process: mlockall refused (odd); page faults may add latency"},
+		{priorityRefused(40, unix.EINVAL).Line, "owner thread: SCHED_FIFO 40 refused (EINVAL): the kernel does not accept this policy or priority; running with normal scheduling"},
+		{affinityRefused(7, unix.EINVAL).Line, "owner thread: pinning to CPU 7 refused (EINVAL): CPU 7 is offline, absent or outside this process's cpuset; choose another realtime.cpu; running unpinned"},
+		{affinityRefused(1, unix.EPERM).Line, "owner thread: pinning to CPU 1 refused (EPERM): needs CAP_SYS_NICE; running unpinned"},
+		{mlockallRefused(unix.ENOMEM).Line, "process: mlockall refused (ENOMEM): RLIMIT_MEMLOCK is too small: set LimitMEMLOCK=infinity or give CAP_IPC_LOCK; page faults may add latency"},
+		{mlockallRefused(unix.EPERM).Line, "process: mlockall refused (EPERM): needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK above the process's size (systemd: LimitMEMLOCK=infinity); page faults may add latency"},
+		{mlockallRefused(errors.New("odd")).Line, "process: mlockall refused (odd); page faults may add latency"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got  %q\nwant %q", c.got, c.want)
@@ -312,6 +312,12 @@ func TestSetupAffinityRefused(t *testing.T) {
 		want := fmt.Sprintf("owner thread: pinning to CPU %d refused (EINVAL): CPU %d is offline, absent or outside this process's cpuset; choose another realtime.cpu; running unpinned", cpuSetSize-1, cpuSetSize-1)
 		if it.Line != want || it.Applied || !errors.Is(it.Err, unix.EINVAL) {
 			t.Errorf("item %+v\nwant line %q", it, want)
+		}
+		// Required, the refusal is the error: what was refused and what allows it.
+		_, err = Setup(Config{CPU: cpuSetSize - 1, Require: true})
+		wantErr := fmt.Sprintf("rt: realtime.required is true, but owner thread: pinning to CPU %d refused (EINVAL): CPU %d is offline, absent or outside this process's cpuset; choose another realtime.cpu (or set realtime.required: false to start without)", cpuSetSize-1, cpuSetSize-1)
+		if err == nil || err.Error() != wantErr {
+			t.Errorf("Setup with Require: %v\nwant %s", err, wantErr)
 		}
 	})
 }
