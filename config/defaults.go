@@ -68,6 +68,7 @@ func applyDefaults(c *Config, d *decoder) {
 	if c.Metrics.Listen == nil {
 		c.Metrics.Listen = ptr(DefaultMetrics)
 	}
+	socketcandDefaults(&c.Socketcand, d)
 	for i := range c.Controllers {
 		controllerDefaults(&c.Controllers[i], fmt.Sprintf("controllers[%d]", i), d)
 	}
