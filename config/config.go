@@ -210,7 +210,8 @@ type Interface struct {
 	Peer string `yaml:"peer"`
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE): the TX back-pressure
 	// queue, since a vcan never blocks its senders (with kind none, the send buffer
-	// of socketcand's end of the socketpair). Default 4 MiB; 4 KiB..1 GiB.
+	// of each end of the socketpair, which bounds that direction's queue). Default
+	// 4 MiB; 4 KiB..1 GiB.
 	RcvBuf int `yaml:"rcvbuf"`
 }
 

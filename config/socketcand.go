@@ -13,8 +13,8 @@ import (
 type Socketcand struct {
 	Enabled bool `yaml:"enabled"` // default false
 	// Listen is IP:port; default 127.0.0.1:29536, the protocol's port on loopback.
-	// ":port" listens on every address. Off loopback, Allow is required: the
-	// protocol has no authentication.
+	// ":port" listens on every address; port 0 takes a free one (cand logs it).
+	// Off loopback, Allow is required: the protocol has no authentication.
 	Listen AddrPort `yaml:"listen"`
 	// Allow lists the client addresses (10.0.0.7) and networks (192.168.1.0/24)
 	// that may connect; empty = any client, allowed only with a loopback Listen.
@@ -50,7 +50,7 @@ func (a *AddrPort) UnmarshalText(text []byte) error {
 		s = "[::]" + s
 	}
 	ap, err := netip.ParseAddrPort(s)
-	if err != nil || ap.Port() == 0 {
+	if err != nil {
 		return fmt.Errorf("%q is not an IP address and port; write e.g. 127.0.0.1:29536, [::1]:29536, or :29536 for every address (host names are not allowed)", string(text))
 	}
 	a.AddrPort = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
@@ -108,8 +108,8 @@ func (v checker) socketcand(c *Config) {
 	}
 	if b := s.Beacon; b.IsValid() {
 		switch {
-		case !b.Addr().Is4() || b.Addr().IsUnspecified():
-			v.fail("socketcand.beacon", "%s is not allowed: the beacon is an IPv4 broadcast; give the subnet's broadcast address, e.g. 192.168.1.255:42000", b)
+		case !b.Addr().Is4() || b.Addr().IsUnspecified() || b.Port() == 0:
+			v.fail("socketcand.beacon", "%s is not allowed: the beacon is an IPv4 broadcast to a port; give the subnet's broadcast address, e.g. 192.168.1.255:42000", b)
 		case s.Enabled && s.Listen.Addr().IsLoopback() && !b.Addr().IsLoopback():
 			v.warn("socketcand.beacon", "announces %s, a loopback address remote tools cannot reach; set listen to an address of this host (with allow)", s.Listen)
 		}

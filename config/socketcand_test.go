@@ -24,7 +24,7 @@ func TestSocketcandErrors(t *testing.T) {
 		{"max clients", "socketcand: {max_clients: 0}\n" + ok500,
 			"x.yaml:1:27: socketcand.max_clients: 0 is not allowed: 1..1024 clients at once (default 8)"},
 		{"IPv6 beacon", "socketcand: {beacon: \"[ff02::1]:42000\"}\n" + ok500,
-			"x.yaml:1:22: socketcand.beacon: [ff02::1]:42000 is not allowed: the beacon is an IPv4 broadcast; give the subnet's broadcast address, e.g. 192.168.1.255:42000"},
+			"x.yaml:1:22: socketcand.beacon: [ff02::1]:42000 is not allowed: the beacon is an IPv4 broadcast to a port; give the subnet's broadcast address, e.g. 192.168.1.255:42000"},
 		{"kind none without socketcand", "controllers:\n  - bitrate: 500000\n    interface: {kind: none}\n",
 			"x.yaml:3:23: controllers[0].interface.kind: a controller without a SocketCAN interface reaches nobody unless socketcand serves it; set socketcand: {enabled: true}, or use kind vcan"},
 		{"kind none with a peer", "socketcand: {enabled: true}\ncontrollers:\n  - bitrate: 500000\n    interface: {kind: none, peer: x}\n",
