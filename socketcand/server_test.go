@@ -1,7 +1,6 @@
 package socketcand
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -14,10 +13,11 @@ import (
 
 	"cand/socketcan"
 	"cand/socketcand/protocol"
+	"cand/socketcand/sctest"
 )
 
-// wait bounds every wait of these tests for a message, a frame or a connection.
-const wait = 5 * time.Second
+// wait bounds every wait of these tests for a frame or a connection.
+const wait = sctest.Wait
 
 // owner is the test's end of a bus's socketpair: what cand's owner thread would
 // hold.
@@ -92,83 +92,12 @@ func (o *owner) read() can.Frame {
 	}
 }
 
-// tclient is a protocol-level test client over raw TCP.
-type tclient struct {
-	t    *testing.T
-	conn net.Conn
-	rd   *protocol.Reader
-}
-
-func dial(t *testing.T, s *Server) *tclient {
-	t.Helper()
-	conn, err := net.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &tclient{t: t, conn: conn, rd: protocol.NewReader(conn)}
-}
-
-// send writes each part in a write of its own: a message may be split anywhere.
-func (c *tclient) send(parts ...string) {
-	c.t.Helper()
-	for _, p := range parts {
-		if _, err := c.conn.Write([]byte(p)); err != nil {
-			c.t.Fatal(err)
-		}
-	}
-}
-
-// next returns the next message, as text.
-func (c *tclient) next() (string, error) {
-	c.conn.SetReadDeadline(time.Now().Add(wait))
-	msg, err := c.rd.Next()
-	return string(msg), err
-}
-
-// expect reads the next message and checks it is want.
-func (c *tclient) expect(want string) {
-	c.t.Helper()
-	got, err := c.next()
-	if err != nil || got != want {
-		c.t.Fatalf("got %q (%v), want %q", got, err, want)
-	}
-}
-
-// expectEOF checks the server hung up.
-func (c *tclient) expectEOF() {
-	c.t.Helper()
-	if got, err := c.next(); !errors.Is(err, io.EOF) {
-		c.t.Fatalf("got %q (%v), want the connection closed", got, err)
-	}
-}
-
-// frame reads the next message and checks it is the frame want, received
-// between after and now.
-func (c *tclient) frame(want can.Frame, after time.Time) {
-	c.t.Helper()
-	got, err := c.next()
-	if err != nil {
-		c.t.Fatalf("waiting for %v: %v", want, err)
-	}
-	m, err := protocol.ParseServer([]byte(got))
-	if err != nil || m.Kind != protocol.KindFrame || m.Frame != want {
-		c.t.Fatalf("got %q (%v), want frame %v", got, err, want)
-	}
-	if m.Time.Before(after.Truncate(time.Microsecond)) || m.Time.After(time.Now()) {
-		c.t.Fatalf("frame time %v is not between %v and now", m.Time, after)
-	}
-}
+// dial connects a test client to s.
+func dial(t *testing.T, s *Server) *sctest.Client { return sctest.Dial(t, s.Addr().String()) }
 
 // rawClient connects, opens can0 and enters raw mode.
-func rawClient(t *testing.T, s *Server) *tclient {
-	c := dial(t, s)
-	c.expect("< hi >")
-	c.send("< open can0 >")
-	c.expect("< ok >")
-	c.send("< rawmode >")
-	c.expect("< ok >")
-	return c
+func rawClient(t *testing.T, s *Server) *sctest.Client {
+	return sctest.Raw(t, s.Addr().String(), "can0")
 }
 
 func stdFrame(id uint32, data ...byte) can.Frame {
@@ -188,9 +117,9 @@ func TestRawModeBothWays(t *testing.T) {
 	before := time.Now()
 	o.writeFrame(can.Frame{ID: 0x100, IsRemote: true, Length: 2})
 	o.writeFrame(stdFrame(0x123, 0x1A, 0x22, 0x03, 0x44))
-	c.frame(stdFrame(0x123, 0x1A, 0x22, 0x03, 0x44), before)
+	c.Frame(stdFrame(0x123, 0x1A, 0x22, 0x03, 0x44), before)
 	o.writeFrame(can.Frame{ID: 0x18DAF110, IsExtended: true, Length: 0})
-	c.frame(can.Frame{ID: 0x18DAF110, IsExtended: true}, before)
+	c.Frame(can.Frame{ID: 0x18DAF110, IsExtended: true}, before)
 
 	var e socketcan.ErrorFrame
 	e.Controller(socketcan.CAN_ERR_CRTL_TX_PASSIVE)
@@ -198,23 +127,21 @@ func TestRawModeBothWays(t *testing.T) {
 	var rec [socketcan.FrameSize]byte
 	e.Encode(&rec)
 	o.write(&rec)
-	got, err := c.next()
-	m, perr := protocol.ParseServer([]byte(got))
-	if err != nil || perr != nil || m.Kind != protocol.KindErrorFrame || m.ErrorFrame != e {
-		t.Fatalf("got %q (%v, %v), want error frame %+v", got, err, perr, e)
+	if got, m := c.NextParsed(); m.Kind != protocol.KindErrorFrame || m.ErrorFrame != e {
+		t.Fatalf("got %q, want error frame %+v", got, e)
 	}
 
-	c.send("< se", "nd 1ABC", "DEF0 2 1 f", "1 >< send 7FF 0  >")
+	c.Send("< se", "nd 1ABC", "DEF0 2 1 f", "1 >< send 7FF 0  >")
 	if f := o.read(); f != (can.Frame{ID: 0x1ABCDEF0, IsExtended: true, Length: 2, Data: can.Data{0x01, 0xF1}}) {
 		t.Fatalf("bus got %v, want 1ABCDEF0#01F1", f)
 	}
 	if f := o.read(); f != stdFrame(0x7FF) {
 		t.Fatalf("bus got %v, want 7FF#", f)
 	}
-	c.send("< send 800 0 >")
-	c.expect("< error can_id 800 is above 7FF, the largest 11-bit identifier; write a 29-bit one with 8 digits >")
-	c.send("< echo >")
-	c.expect("< echo >")
+	c.Send("< send 800 0 >")
+	c.Expect("< error can_id 800 is above 7FF, the largest 11-bit identifier; write a 29-bit one with 8 digits >")
+	c.Send("< echo >")
+	c.Expect("< echo >")
 }
 
 // A client's frame reaches the other raw-mode clients of the bus, not itself, as
@@ -223,15 +150,15 @@ func TestOtherClientsSeeSentFrames(t *testing.T) {
 	s, o := startServer(t, Config{}, nil)
 	a, b := rawClient(t, s), rawClient(t, s)
 	before := time.Now()
-	a.send("< send 321 1 aa >")
+	a.Send("< send 321 1 aa >")
 	if f := o.read(); f != stdFrame(0x321, 0xAA) {
 		t.Fatalf("bus got %v", f)
 	}
-	b.frame(stdFrame(0x321, 0xAA), before)
+	b.Frame(stdFrame(0x321, 0xAA), before)
 	// a's next message is the bus's next frame, not its own.
 	o.writeFrame(stdFrame(0x001, 0x01))
-	a.frame(stdFrame(0x001, 0x01), before)
-	b.frame(stdFrame(0x001, 0x01), before)
+	a.Frame(stdFrame(0x001, 0x01), before)
+	b.Frame(stdFrame(0x001, 0x01), before)
 }
 
 // Control mode sends "< stat ... >" every interval from the bus's counters, and
@@ -240,16 +167,16 @@ func TestOtherClientsSeeSentFrames(t *testing.T) {
 func TestControlModeStatistics(t *testing.T) {
 	s, o := startServer(t, Config{}, func() protocol.Stat { return protocol.Stat{RXBytes: 80, RXFrames: 10, TXBytes: 16, TXFrames: 2} })
 	c := rawClient(t, s)
-	c.send("< controlmode >")
-	c.expect("< ok >")
-	c.send("< send 123 0 >")
-	c.expect("< error unknown command >")
-	c.send("< statistics 20 >")
-	c.expect("< stat 80 10 16 2 >")
-	c.expect("< stat 80 10 16 2 >")
-	c.send("< rawmode >")
+	c.Send("< controlmode >")
+	c.Expect("< ok >")
+	c.Send("< send 123 0 >")
+	c.Expect("< error unknown command >")
+	c.Send("< statistics 20 >")
+	c.Expect("< stat 80 10 16 2 >")
+	c.Expect("< stat 80 10 16 2 >")
+	c.Send("< rawmode >")
 	for {
-		got, err := c.next()
+		got, err := c.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,14 +188,14 @@ func TestControlModeStatistics(t *testing.T) {
 		}
 	}
 	o.writeFrame(stdFrame(0x42))
-	c.frame(stdFrame(0x42), time.Time{})
-	c.send("< bcmmode >")
-	c.expect("< ok >")
-	c.send("< subscribe 0 0 123 >")
-	c.expect("< error subscribe is not supported: use rawmode >")
+	c.Frame(stdFrame(0x42), time.Time{})
+	c.Send("< bcmmode >")
+	c.Expect("< ok >")
+	c.Send("< subscribe 0 0 123 >")
+	c.Expect("< error subscribe is not supported: use rawmode >")
 	o.writeFrame(stdFrame(0x43))
-	c.send("< echo >")
-	c.expect("< echo >")
+	c.Send("< echo >")
+	c.Expect("< echo >")
 }
 
 // Before a bus is open only open is understood; a bus that does not exist ends
@@ -276,49 +203,49 @@ func TestControlModeStatistics(t *testing.T) {
 func TestOpen(t *testing.T) {
 	s, _ := startServer(t, Config{}, nil)
 	c := dial(t, s)
-	c.expect("< hi >")
-	c.send("< rawmode >")
-	c.expect("< error unknown command >")
-	c.send("< open can1 >")
-	c.expect("< error could not open bus >")
-	c.expectEOF()
+	c.Expect("< hi >")
+	c.Send("< rawmode >")
+	c.Expect("< error unknown command >")
+	c.Send("< open can1 >")
+	c.Expect("< error could not open bus >")
+	c.ExpectEOF()
 
 	c = dial(t, s)
-	c.expect("< hi >")
-	c.send("< can0 B 500000 875 0 0 0 0 0 0 >")
-	c.expect("< error cand sets bit timing and controller modes from its configuration file >")
-	c.expectEOF()
+	c.Expect("< hi >")
+	c.Send("< can0 B 500000 875 0 0 0 0 0 0 >")
+	c.Expect("< error cand sets bit timing and controller modes from its configuration file >")
+	c.ExpectEOF()
 
 	c = dial(t, s)
-	c.expect("< hi >")
-	c.send("< open can0 >< isotpmode >")
-	c.expect("< ok >")
-	c.expect("< error isotp mode is not supported >")
+	c.Expect("< hi >")
+	c.Send("< open can0 >< isotpmode >")
+	c.Expect("< ok >")
+	c.Expect("< error isotp mode is not supported >")
 }
 
 func TestMessageTooLong(t *testing.T) {
 	s, _ := startServer(t, Config{}, nil)
 	c := dial(t, s)
-	c.expect("< hi >")
+	c.Expect("< hi >")
 	long := make([]byte, protocol.MaxMessage)
 	for i := range long {
 		long[i] = 'x'
 	}
-	c.send("< ", string(long))
-	c.expect("< error message too long >")
-	c.expectEOF()
+	c.Send("< ", string(long))
+	c.Expect("< error message too long >")
+	c.ExpectEOF()
 }
 
 // A client whose address the allow-list does not hold is told so and hung up on.
 func TestAllowList(t *testing.T) {
 	s, _ := startServer(t, Config{Allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, nil)
 	c := dial(t, s)
-	c.expect("< error client address not allowed >")
-	c.expectEOF()
+	c.Expect("< error client address not allowed >")
+	c.ExpectEOF()
 
 	s, _ = startServer(t, Config{Allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32")}}, nil)
 	c = dial(t, s)
-	c.expect("< hi >")
+	c.Expect("< hi >")
 }
 
 // Off loopback, Start refuses to serve without an allow-list.
@@ -344,15 +271,15 @@ func TestNoAllowListOffLoopback(t *testing.T) {
 func TestMaxClients(t *testing.T) {
 	s, _ := startServer(t, Config{MaxClients: 1}, nil)
 	first := dial(t, s)
-	first.expect("< hi >")
+	first.Expect("< hi >")
 	second := dial(t, s)
-	second.expect("< error too many clients >")
-	second.expectEOF()
-	first.conn.Close()
+	second.Expect("< error too many clients >")
+	second.ExpectEOF()
+	first.Conn.Close()
 	deadline := time.Now().Add(wait)
 	for {
 		c := dial(t, s)
-		got, err := c.next()
+		got, err := c.Next()
 		if got == "< hi >" {
 			break
 		}
