@@ -29,7 +29,10 @@ func newBus(b Bus, log *slog.Logger) *bus {
 	if stats == nil {
 		stats = func() protocol.Stat { return protocol.Stat{} }
 	}
-	return &bus{name: b.Name, f: file(b.Fd, "socketcand "+b.Name), stats: stats, log: log, raw: map[*client]struct{}{}}
+	// A non-blocking descriptor is served by the runtime's poller: a blocked
+	// read or write ends when the file is closed.
+	f := os.NewFile(uintptr(b.Fd), "socketcand "+b.Name)
+	return &bus{name: b.Name, f: f, stats: stats, log: log, raw: map[*client]struct{}{}}
 }
 
 // run reads the bus's records until its descriptor is closed (or its other end),

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
@@ -232,7 +231,3 @@ func (s *Server) bus(name string) *bus {
 	}
 	return nil
 }
-
-// file wraps a bus descriptor; a non-blocking one is served by the runtime's
-// poller, so a blocked read or write ends when it is closed.
-func file(fd int, name string) *os.File { return os.NewFile(uintptr(fd), name) }

@@ -6,10 +6,6 @@ import (
 	"net/netip"
 )
 
-// BeaconPort is the UDP port the discovery beacon goes to (the protocol text's
-// "Service discovery").
-const BeaconPort = 42000
-
 // Beacon is the discovery beacon: which host offers which buses, and where.
 type Beacon struct {
 	Name        string         // the device, e.g. the host name

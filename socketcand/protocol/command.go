@@ -174,9 +174,9 @@ func parseID(s string) (id uint32, extended bool, err error) {
 	return uint32(v), len(s) == extIDDigits, nil
 }
 
-// AppendID appends a can_id as the protocol writes it: 3 hex digits for an 11-bit
+// appendID appends a can_id as the protocol writes it: 3 hex digits for an 11-bit
 // identifier, 8 for a 29-bit one (upper case, zero-padded).
-func AppendID(dst []byte, id uint32, extended bool) []byte {
+func appendID(dst []byte, id uint32, extended bool) []byte {
 	digits := 3
 	if extended {
 		digits = extIDDigits
@@ -188,7 +188,7 @@ func AppendID(dst []byte, id uint32, extended bool) []byte {
 // data in lower-case unpadded hex as the protocol text writes it.
 func AppendSend(dst []byte, f can.Frame) []byte {
 	dst = append(dst, "< send "...)
-	dst = AppendID(dst, f.ID, f.IsExtended)
+	dst = appendID(dst, f.ID, f.IsExtended)
 	dst = append(dst, ' ')
 	dst = strconv.AppendUint(dst, uint64(f.Length), 10)
 	for _, b := range f.Data[:min(f.Length, can.MaxDataLength)] {

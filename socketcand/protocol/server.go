@@ -48,12 +48,12 @@ func appendData(dst []byte, data []byte) []byte {
 }
 
 // AppendFrame appends "< frame can_id seconds.useconds [data]* >" for the data
-// frame f received at t: can_id as AppendID writes it, the data as upper-case hex
+// frame f received at t: can_id as appendID writes it, the data as upper-case hex
 // without spaces. With no data the message has two spaces before its '>', as the
 // reference server writes it. The protocol has no form for remote frames.
 func AppendFrame(dst []byte, f can.Frame, t time.Time) []byte {
 	dst = append(dst, "< frame "...)
-	dst = AppendID(dst, f.ID, f.IsExtended)
+	dst = appendID(dst, f.ID, f.IsExtended)
 	dst = append(dst, ' ')
 	dst = appendTime(dst, t)
 	dst = append(dst, ' ')
