@@ -31,7 +31,7 @@ func TestAliasBombBounded(t *testing.T) {
 	if len(e.Problems) != MaxProblems || e.Omitted != found-MaxProblems {
 		t.Errorf("%d problems shown, %d omitted; want %d and %d", len(e.Problems), e.Omitted, MaxProblems, found-MaxProblems)
 	}
-	const first = "x.yaml:1:1: x: unknown key; allowed keys: hardware, realtime, metrics, status, controllers\n" +
+	const first = "x.yaml:1:1: x: unknown key; allowed keys: hardware, realtime, metrics, status, socketcand, controllers\n" +
 		"x.yaml:1:8: controllers[0].k0: unknown key; allowed keys: name, spi, int_gpio, int_poll_window, int_debounce, oscillator_hz, bitrate, sample_point, timing, mode, one_shot, triple_sampling, error_frames, restart_ms, tx_timeout, filters, interface, sim\n"
 	if !strings.HasPrefix(err.Error(), first) {
 		t.Errorf("got:\n%.600s\nwant it to start with:\n%s", err, first)

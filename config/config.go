@@ -15,6 +15,7 @@ type Config struct {
 	Realtime    Realtime     `yaml:"realtime"`
 	Metrics     Metrics      `yaml:"metrics"`
 	Status      Status       `yaml:"status"`
+	Socketcand  Socketcand   `yaml:"socketcand"`  // off by default; see socketcand.go
 	Controllers []Controller `yaml:"controllers"` // at least one
 
 	// Warnings are findings that do not stop cand but deserve a look (a realtime
@@ -227,21 +228,27 @@ type InterfaceKind string
 const (
 	KindVCAN  InterfaceKind = "vcan"
 	KindVXCAN InterfaceKind = "vxcan"
+	// KindNone: no SocketCAN interface (a container, a kernel without CAN): the
+	// controller's frames go to socketcand's clients only (socketcand.enabled).
+	KindNone InterfaceKind = "none"
 )
 
 // Interface is the SocketCAN side.
 type Interface struct {
 	// Name is a Linux interface name (1..15 characters, no '/', ':' or white space),
 	// unique. Default: the lowest free can0, can1, ... (vcan0, vcan1, ... on the sim
-	// backend) not named by another controller.
+	// backend) not named by another controller. It is also the bus name
+	// socketcand's clients open, with any kind.
 	Name string        `yaml:"name"`
-	Kind InterfaceKind `yaml:"kind"` // vcan (default) | vxcan
+	Kind InterfaceKind `yaml:"kind"` // vcan (default) | vxcan | none
 	// Peer is the other end of a vxcan pair (kind vxcan only): the end cand opens,
 	// while your tools use Name. Default Name+"p" (can0 → can0p); a valid, unique
 	// interface name.
 	Peer string `yaml:"peer"`
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE): the TX back-pressure
-	// queue, since a vcan never blocks its senders. Default 4 MiB; 4 KiB..1 GiB.
+	// queue, since a vcan never blocks its senders (with kind none, the send buffer
+	// of each end of the socketpair, which bounds that direction's queue). Default
+	// 4 MiB; 4 KiB..1 GiB.
 	RcvBuf int `yaml:"rcvbuf"`
 }
 
@@ -284,7 +291,9 @@ func (SimCPU) choices() []string  { return []string{string(SimCPUDedicated), str
 func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }
-func (InterfaceKind) choices() []string { return []string{string(KindVCAN), string(KindVXCAN)} }
+func (InterfaceKind) choices() []string {
+	return []string{string(KindVCAN), string(KindVXCAN), string(KindNone)}
+}
 func (SimPeerKind) choices() []string {
 	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad)}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"net/netip"
 	"os"
 	"reflect"
 	"strings"
@@ -39,7 +40,7 @@ func TestParseErrors(t *testing.T) {
 				"deploy/bad.yaml:7:5: controllers[0].bitrat: unknown key; did you mean bitrate? allowed keys: name, spi, int_gpio, int_poll_window, int_debounce, oscillator_hz, bitrate, sample_point, timing, mode, one_shot, triple_sampling, error_frames, restart_ms, tx_timeout, filters, interface, sim"},
 		{"unknown key without suggestion", "x.yaml",
 			"colour: red\n" + ok500,
-			"x.yaml:1:1: colour: unknown key; allowed keys: hardware, realtime, metrics, status, controllers"},
+			"x.yaml:1:1: colour: unknown key; allowed keys: hardware, realtime, metrics, status, socketcand, controllers"},
 		{"bitrate 0", "deploy/bad.yaml",
 			"# comment\n\n\n\n\n\ncontrollers:\n  - name: a\n    bitrate: 0\n",
 			"deploy/bad.yaml:9:14: controllers[0].bitrate: 0 is not allowed: bitrate must be 10000..1000000 bit/s"},
@@ -89,7 +90,7 @@ func TestParseErrors(t *testing.T) {
 		{"control character", "x.yaml", "a: \x01\n",
 			"x.yaml:1: YAML syntax: control characters are not allowed; remove them (the file must be UTF-8 text)"},
 		{"merge key", "x.yaml", "base: &b {bitrate: 500000}\n",
-			"x.yaml:1:1: base: unknown key; allowed keys: hardware, realtime, metrics, status, controllers\n" +
+			"x.yaml:1:1: base: unknown key; allowed keys: hardware, realtime, metrics, status, socketcand, controllers\n" +
 				"x.yaml:1:1: controllers: at least one controller is required, e.g.\n  controllers:\n    - bitrate: 500000"},
 		{"bitrate out of range", "x.yaml", "controllers:\n  - bitrate: 2000000\n",
 			"x.yaml:2:14: controllers[0].bitrate: 2000000 is not allowed: bitrate must be 10000..1000000 bit/s"},
@@ -249,7 +250,8 @@ func TestDefaults(t *testing.T) {
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},
-		Status: Status{Socket: ptr("/run/cand/status.sock")},
+		Status:     Status{Socket: ptr("/run/cand/status.sock")},
+		Socketcand: Socketcand{Listen: AddrPort{netip.MustParseAddrPort("127.0.0.1:29536")}, MaxClients: 8},
 		Controllers: []Controller{{
 			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,
 			OscillatorHz: 16_000_000, Bitrate: 500_000, Mode: ModeNormal, ErrorFrames: ptr(true),

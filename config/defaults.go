@@ -78,6 +78,7 @@ func applyDefaults(c *Config, d *decoder) {
 	if c.Status.Socket == nil {
 		c.Status.Socket = ptr(DefaultStatusSocket)
 	}
+	socketcandDefaults(&c.Socketcand, d)
 	for i := range c.Controllers {
 		controllerDefaults(&c.Controllers[i], fmt.Sprintf("controllers[%d]", i), d)
 	}

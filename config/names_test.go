@@ -43,7 +43,7 @@ func TestNameErrors(t *testing.T) {
 			`x.yaml:3:40: controllers[0].sim.peers[0].name: "ecu 1" is not a valid name: ' ' is not allowed; use ` + rule},
 		// YAML limits simple keys to 1024 characters.
 		{"unknown key of 1000 characters", long[:1000] + ": 1\n" + ok500,
-			`x.yaml:1:1: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... (1000 bytes): unknown key; allowed keys: hardware, realtime, metrics, status, controllers`},
+			`x.yaml:1:1: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... (1000 bytes): unknown key; allowed keys: hardware, realtime, metrics, status, socketcand, controllers`},
 		{"enum value of a million characters", "hardware: {backend: " + long + "}\n" + ok500,
 			`x.yaml:1:21: hardware.backend: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"... (1000000 bytes) is not allowed; allowed: sim, bcm2835`},
 	} {

@@ -113,6 +113,7 @@ func validate(c *Config, d *decoder) {
 		}
 	}
 	v.analyzerPins(&c.Hardware.AnalyzerPins, csPins, intPins)
+	v.socketcand(c)
 }
 
 func (v checker) hardware(h *Hardware) {

@@ -22,7 +22,8 @@ type Options struct {
 	Log     *slog.Logger
 	// Sockets, when set, are used as the controllers' CAN sockets (index-aligned
 	// with cfg.Controllers) instead of creating interfaces: tests pass one end of a
-	// SOCK_SEQPACKET socketpair, which carries the same 16-byte frames.
+	// SOCK_SEQPACKET socketpair, which carries the same 16-byte frames. An entry
+	// of -1 leaves that controller's socket to the daemon.
 	Sockets []int
 	// Sim, when set, is the virtual Pi to run on (tests inspect its peers);
 	// otherwise backend sim builds one from the configuration.
@@ -42,6 +43,8 @@ type Daemon struct {
 	MetricsAddr string
 	// StatusSocket is the unix socket `cand status` reads ("" if disabled).
 	StatusSocket string
+	// SocketcandAddr is where the socketcand server listens ("" if disabled).
+	SocketcandAddr string
 }
 
 // wiring is one Run: its inputs, the daemon it builds, and what it set up, undone
@@ -54,6 +57,7 @@ type wiring struct {
 	hw       backend
 	sources  []statusSource // per controller, what the status document reads
 	cleanups []func()
+	pairEnds map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
 }
 
 func (w *wiring) cleanup() {
@@ -96,6 +100,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 		return err
 	}
 	if err := w.serveStatus(); err != nil {
+		return err
+	}
+	if err := w.serveSocketcand(); err != nil {
 		return err
 	}
 	return w.bridge(ctx, ready)

@@ -82,12 +82,12 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 }
 
 // socket is controller i's CAN socket: the one the caller passed (Options.Sockets),
-// or a raw CAN socket on the controller's interface, created if need be.
+// or its own (openInterface).
 func (w *wiring) socket(i int, cc *config.Controller) (int, error) {
-	if w.opt.Sockets != nil {
+	if w.opt.Sockets != nil && w.opt.Sockets[i] >= 0 {
 		return w.opt.Sockets[i], nil
 	}
-	fd, undo, err := openInterface(cc, w.log)
+	fd, undo, err := w.openInterface(i, cc)
 	if err != nil {
 		return -1, err
 	}

@@ -41,7 +41,14 @@ func startRig(t *testing.T, cfg *config.Config) *rig {
 	}
 	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1)}
 	var daemonEnds []int
-	for range cfg.Controllers {
+	for _, cc := range cfg.Controllers {
+		if cc.Interface.Kind == config.KindNone {
+			// The daemon makes its own socketpair and hands the other end to
+			// socketcand; the test talks to socketcand.
+			r.host = append(r.host, -1)
+			daemonEnds = append(daemonEnds, -1)
+			continue
+		}
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -54,7 +61,9 @@ func startRig(t *testing.T, cfg *config.Config) *rig {
 	}
 	t.Cleanup(func() {
 		for _, fd := range append(r.host, daemonEnds...) {
-			unix.Close(fd)
+			if fd >= 0 {
+				unix.Close(fd)
+			}
 		}
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

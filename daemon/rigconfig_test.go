@@ -19,12 +19,14 @@ type rigConfig struct {
 	t           *testing.T
 	metrics     []string // keys of the metrics mapping
 	controllers []*rigController
-	status      string // status.socket and, if any, status.group, as YAML
+	status      string   // status.socket and, if any, status.group, as YAML
+	sections    []string // further top-level sections, each a "key: value" line
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
 type rigController struct {
 	name, iface string
+	ifaceKind   config.InterfaceKind // "" = the default
 	bitrate     uint32
 	spi         []string // keys of the spi mapping
 	settings    []string // the controller's other "key: value" lines
@@ -84,6 +86,20 @@ func (c *rigConfig) chipSelect(cs string, activeHigh bool) *rigConfig {
 	if activeHigh {
 		c.last().spi = append(c.last().spi, "cs_active_high: true")
 	}
+	return c
+}
+
+// noInterface gives the last controller no SocketCAN interface (kind none): the
+// daemon makes its own socketpair, for socketcand.
+func (c *rigConfig) noInterface() *rigConfig {
+	c.last().ifaceKind = config.KindNone
+	return c
+}
+
+// socketcand adds the socketcand section, enabled, on a free loopback port,
+// with further keys ("max_clients: 1", ...).
+func (c *rigConfig) socketcand(keys ...string) *rigConfig {
+	c.sections = append(c.sections, "socketcand: {"+strings.Join(append([]string{"enabled: true", "listen: 127.0.0.1:0"}, keys...), ", ")+"}")
 	return c
 }
 
@@ -177,7 +193,11 @@ func (c *rigConfig) yaml() string {
 	if status == "" {
 		status = `socket: ""`
 	}
-	fmt.Fprintf(&b, "status: {%s}\ncontrollers:\n", status)
+	fmt.Fprintf(&b, "status: {%s}\n", status)
+	for _, s := range c.sections {
+		b.WriteString(s + "\n")
+	}
+	b.WriteString("controllers:\n")
 	for _, ct := range c.controllers {
 		fmt.Fprintf(&b, "  - name: %s\n    bitrate: %d\n", ct.name, ct.bitrate)
 		if len(ct.spi) > 0 {
@@ -186,7 +206,11 @@ func (c *rigConfig) yaml() string {
 		for _, s := range ct.settings {
 			fmt.Fprintf(&b, "    %s\n", s)
 		}
-		fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
+		if ct.ifaceKind != "" {
+			fmt.Fprintf(&b, "    interface: {name: %s, kind: %s}\n", ct.iface, ct.ifaceKind)
+		} else {
+			fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
+		}
 		if len(ct.peers) > 0 {
 			b.WriteString("    sim:\n      peers:\n")
 			for _, p := range ct.peers {

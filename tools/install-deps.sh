@@ -7,8 +7,10 @@
 #   linux-libc-dev: /usr/include/linux/gpio.h, checked against hw/gpio's layouts
 #   prometheus: promtool check metrics, and a real server scraping cand in a test
 #   stress-ng: the benchmark's loaded-machine scenario
+#   python3-can: python-can 4.1, whose socketcand interface drives cand's socketcand
+#     server in a test (socketcand/pycan_test.go)
 set -euo pipefail
-want=(qemu-system-x86 linux-image-amd64 busybox-static can-utils cpio qemu-user-static linux-libc-dev prometheus stress-ng)
+want=(qemu-system-x86 linux-image-amd64 busybox-static can-utils cpio qemu-user-static linux-libc-dev prometheus stress-ng python3-can)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

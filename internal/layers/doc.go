@@ -8,6 +8,9 @@
 //     the configuration.
 //   - The owner thread (bridge) takes its settings as plain values. It does not know
 //     the YAML schema (config): the daemon translates the configuration.
+//   - The socketcand server (socketcand/...) serves a socket as any SocketCAN
+//     application would: it imports neither the owner thread (bridge) nor the
+//     simulator, and takes plain values, not the YAML schema, from the daemon.
 //   - The simulator's models of the board, the chip and the bus (sim/soc,
 //     sim/mcpchip, sim/canbus, sim/clock) take plain parameters too; sim alone reads
 //     the configuration and builds them from it.

@@ -22,6 +22,12 @@ var rules = []rule{
 		why:       "the owner thread takes plain values; the daemon translates the YAML schema",
 	},
 	{
+		name:      "socketcand-beside-the-owner",
+		from:      []string{"cand/socketcand/..."},
+		forbidden: []string{"cand/sim/...", "cand/bridge", "cand/config", "cand/daemon"},
+		why:       "socketcand serves a socket as any SocketCAN application would: it knows neither the owner thread nor the simulator, and takes plain values from the daemon",
+	},
+	{
 		name:      "sim-models-without-config",
 		from:      []string{"cand/sim/canbus", "cand/sim/mcpchip", "cand/sim/soc", "cand/sim/clock"},
 		forbidden: []string{"cand/config"},
