@@ -30,6 +30,9 @@ type backend interface {
 	// bindOwner runs on the owner thread, locked to its OS thread, before the
 	// controllers are initialised.
 	bindOwner()
+	// now is the board's time in ns: CLOCK_MONOTONIC on a real Pi, the virtual
+	// Pi's own clock (sim/clock) on the simulator, where the bus is paced.
+	now() int64
 	// report runs once the owner thread has stopped.
 	report()
 	// close gives the board back: pins restored, lines and mappings closed.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cand/internal/mono"
 	"context"
 	"fmt"
 	"log/slog"
@@ -101,5 +102,6 @@ func (b *bcm2835Backend) threads() int              { return 0 }
 func (b *bcm2835Backend) observe(*metrics.Registry) {}
 func (b *bcm2835Backend) start(context.Context)     {}
 func (b *bcm2835Backend) bindOwner()                {}
+func (b *bcm2835Backend) now() int64                { return mono.Now() }
 func (b *bcm2835Backend) report()                   {}
 func (b *bcm2835Backend) close()                    { b.release() }

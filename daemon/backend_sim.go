@@ -66,6 +66,9 @@ func (b *simBackend) start(ctx context.Context) { b.pi.Start(ctx) }
 // bindOwner makes the calling (owner) thread the virtual Pi's CPU, unless the
 // configuration asks for a shared CPU: the host's stalls of this thread are then
 // not the board's time (sim/clock). Without /proc the board stays on host time.
+// now is the virtual Pi's time: the load peers are paced in it.
+func (b *simBackend) now() int64 { return b.pi.Clock().Now() }
+
 func (b *simBackend) bindOwner() {
 	if b.cpu == config.SimCPUShared {
 		b.log.Info("virtual Pi on host time: host stalls of the owner thread count as the board's time (hardware.sim_cpu: shared)")

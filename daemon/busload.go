@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"cand/internal/mono"
 	"cand/metrics"
 )
 
@@ -17,7 +16,8 @@ const busLoadInterval = time.Second
 // load of the last whole interval, as canbusload prints it. Until one interval has
 // passed, the load is over the time since the first sample.
 type loadMeter struct {
-	ms []*metrics.Controller
+	ms  []*metrics.Controller
+	now func() int64 // the board's time, in which the bus is paced
 
 	mu         sync.Mutex
 	prev, last loadSample
@@ -25,19 +25,19 @@ type loadMeter struct {
 
 // loadSample is every controller's counters at one moment.
 type loadSample struct {
-	at     int64 // mono.Now
+	at     int64 // the board's time (loadMeter.now)
 	rx, tx []uint64
 }
 
-func newLoadMeter(ms []*metrics.Controller) *loadMeter {
-	l := &loadMeter{ms: ms}
+func newLoadMeter(ms []*metrics.Controller, now func() int64) *loadMeter {
+	l := &loadMeter{ms: ms, now: now}
 	l.last = l.sample()
 	l.prev = l.last
 	return l
 }
 
 func (l *loadMeter) sample() loadSample {
-	s := loadSample{at: mono.Now(), rx: make([]uint64, len(l.ms)), tx: make([]uint64, len(l.ms))}
+	s := loadSample{at: l.now(), rx: make([]uint64, len(l.ms)), tx: make([]uint64, len(l.ms))}
 	for i, m := range l.ms {
 		s.rx[i], s.tx[i] = m.RXBits.Load(), m.TXBits.Load()
 	}
