@@ -41,10 +41,12 @@ func pythonCan(t *testing.T) string {
 
 // pycanConfig is cand on the virtual Pi with one controller and no SocketCAN
 // interface (this kernel may have none), socketcand on a free loopback port,
-// and the two peers testdata/pycan_check.py expects.
+// and the two peers testdata/pycan_check.py expects. No status socket: the
+// default path may be another cand's.
 const pycanConfig = `hardware: {backend: sim}
 realtime: {priority: 0, mlockall: false}
 metrics: {listen: ""}
+status: {socket: ""}
 socketcand: {enabled: true, listen: "127.0.0.1:0"}
 controllers:
   - bitrate: 500000
