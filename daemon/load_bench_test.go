@@ -24,11 +24,7 @@ import (
 // time, the simulator's threads on the same cores.
 func BenchmarkTXUnderFullRXLoad(b *testing.B) {
 	for _, window := range []time.Duration{500 * time.Microsecond, 0} {
-		name := "window=off"
-		if window > 0 {
-			name = "window=" + window.String()
-		}
-		b.Run(name, func(b *testing.B) {
+		b.Run(windowName(window), func(b *testing.B) {
 			procs := runtime.GOMAXPROCS(0)
 			b.Cleanup(func() { runtime.GOMAXPROCS(procs) }) // the daemon raises it
 			lr := startLoadRig(b, window, b.N)

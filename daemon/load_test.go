@@ -168,17 +168,21 @@ func checkLoopBound(t *testing.T, st bridge.LoopStats, ports int, window bool) {
 	}
 }
 
+// windowName names a subtest by its int_poll_window.
+func windowName(window time.Duration) string {
+	if window == 0 {
+		return "window=off"
+	}
+	return "window=" + window.String()
+}
+
 // Under full RX load at 1 Mbit/s, with the poll window on and off, TX frames
 // written at 1 kHz with IDs that win arbitration all reach the bus, exactly and in
 // order; none waits longer than maxTXWaitRX received frames, and the owner loop
 // kept its bound throughout.
 func TestTXUnderFullRXLoad(t *testing.T) {
 	for _, window := range []time.Duration{500 * time.Microsecond, 0} {
-		name := "window=off"
-		if window > 0 {
-			name = "window=" + window.String()
-		}
-		t.Run(name, func(t *testing.T) {
+		t.Run(windowName(window), func(t *testing.T) {
 			const n = 2000
 			lr := startLoadRig(t, window, n)
 			lr.sendTX(0, n, time.Millisecond)
