@@ -40,11 +40,11 @@
 // and control requests, the epoll set, and per port the TX socket, TX timeout,
 // bus-off restart and chip health. The poll window spans turns: it returns to the
 // loop after each interrupt it handles and at most every PollsPerTurn polls, and
-// closes after WindowInterrupts interrupts, whereupon the owner sleeps in epoll_wait
-// until its next event. So whatever the RX load and window, no duty waits for more
+// closes after WindowRearms re-arms (interrupts), whereupon the owner sleeps in
+// epoll_wait until its next event. So whatever the RX load and window, no duty waits for more
 // than PollsPerTurn INT level reads and three interrupts per port, a TX frame written
 // meanwhile is read at the next turn, and a window never holds the CPU for more than
-// WindowInterrupts frames. Owner.LoopStats counts it (loop_test.go, and the daemon's
+// WindowRearms frames. Owner.LoopStats counts it (loop_test.go, and the daemon's
 // TestTXUnderFullRXLoad under full RX load).
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to

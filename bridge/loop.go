@@ -37,14 +37,16 @@ const maxIdleWait = 200 // ms
 // waits only microseconds, far less than a frame's time on the bus.
 const PollsPerTurn = 32
 
-// WindowInterrupts caps one poll window: once it has handled this many interrupts
-// it closes, however recent the last one, and the next loop turn does not poll, so
-// the owner thread sleeps in epoll_wait until its next event (an INT edge, a frame
-// to send). Under sustained traffic a window thus re-arms at most WindowInterrupts
-// times and lasts at most (WindowInterrupts + 1) × int_poll_window plus the
-// handling; then the other threads have the CPU until the next frame: a single-core
-// board is never starved.
-const WindowInterrupts = 16
+// WindowRearms caps one poll window. An interrupt it handles re-arms it for
+// int_poll_window, and so does a poll that comes a whole window after the previous
+// one (the thread was not running: the bus was not keeping quiet); once re-armed
+// this many times it closes, however recent the last interrupt, and the next loop
+// turn does not poll, so the owner thread sleeps in epoll_wait until its next event
+// (an INT edge, a frame to send). Under sustained traffic a window thus handles at
+// most WindowRearms interrupts and lasts at most (WindowRearms + 1) ×
+// int_poll_window plus the handling; then the other threads have the CPU until the
+// next frame: a single-core board is never starved.
+const WindowRearms = 16
 
 // window is the poll window's state across loop turns (owner thread only).
 type window struct {
@@ -52,7 +54,8 @@ type window struct {
 	rest     bool  // the last window was capped: the next turn does not poll
 	length   int64 // the longest port's int_poll_window (ns)
 	deadline int64 // length after its last interrupt
-	ints     int   // interrupts handled since it opened
+	last     int64 // its previous poll
+	rearms   int   // since it opened: per interrupt handled, and per gap
 }
 
 // loop waits in epoll_wait for an INT edge, a readable socket or the control
@@ -144,7 +147,8 @@ func (p *Port) turn(manual bool, timeout int) (int, error) {
 // without a wake-up. The window opens at a loop turn and spans turns: each call
 // polls until it has handled an interrupt or made PollsPerTurn polls, then returns
 // to the loop for a turn. It closes when the window has passed since its last
-// interrupt, or once it has handled WindowInterrupts (then the next turn rests).
+// interrupt, or once it has been re-armed WindowRearms times (then the next turn
+// rests).
 func (o *Owner) pollWindow() error {
 	w := &o.win
 	if !w.open {
@@ -159,19 +163,30 @@ func (o *Owner) pollWindow() error {
 		if length <= 0 {
 			return nil
 		}
-		*w = window{open: true, length: int64(length), deadline: mono.Now() + int64(length)}
+		now := mono.Now()
+		*w = window{open: true, length: int64(length), deadline: now + int64(length), last: now}
 		o.sched.windows++
 	}
 	for range PollsPerTurn {
 		if o.stop.Load() {
 			return nil
 		}
-		if mono.Now() >= w.deadline {
-			w.open = false
-			return nil
+		now := mono.Now()
+		if now >= w.deadline {
+			if now-w.last <= w.length {
+				w.open = false
+				return nil
+			}
+			// The thread did not run for a whole window since its previous
+			// poll: that was not the bus keeping quiet. The window goes on, and
+			// this counts towards its cap as an interrupt does.
+			if o.rearm(now, 0) {
+				return nil
+			}
 		}
+		w.last = now
 		o.sched.polls++
-		handled := false
+		handled := 0
 		for _, p := range o.Ports {
 			if !p.down && p.intr.Asserted() {
 				if err := p.interrupt(mono.Now()); err != nil {
@@ -181,20 +196,30 @@ func (o *Owner) pollWindow() error {
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 				p.M.PolledInts.Inc()
-				o.sched.ints++
-				w.ints++
-				handled = true
+				handled++
 			}
 		}
-		if handled {
-			w.deadline = mono.Now() + w.length
-			if w.ints >= WindowInterrupts {
-				w.open, w.rest = false, true
-				o.sched.capped++
-			}
-			o.sched.maxWindowInts = max(o.sched.maxWindowInts, uint64(w.ints))
+		if handled > 0 {
+			o.rearm(mono.Now(), handled)
 			return nil
 		}
 	}
 	return nil
+}
+
+// rearm extends the window to its length from now, after it handled ints
+// interrupts (0: a gap in the thread's running), and closes it once it has been
+// re-armed WindowRearms times; it reports whether it closed.
+func (o *Owner) rearm(now int64, ints int) bool {
+	w := &o.win
+	w.deadline = now + w.length
+	w.rearms += max(ints, 1)
+	o.sched.ints += uint64(ints)
+	o.sched.maxRearms = max(o.sched.maxRearms, uint64(w.rearms))
+	if w.rearms < WindowRearms {
+		return false
+	}
+	w.open, w.rest = false, true
+	o.sched.capped++
+	return true
 }

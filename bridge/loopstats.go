@@ -7,28 +7,28 @@ import (
 )
 
 // LoopStats count the owner loop's turns and polls and the most work it did between
-// two turns: what PollsPerTurn and WindowInterrupts bound, for tests and metrics.
+// two turns: what PollsPerTurn and WindowRearms bound, for tests and metrics.
 type LoopStats struct {
 	Turns uint64 // loop turns, each one a heartbeat
 	Polls uint64 // poll-window polls
 	// Windows counts the poll windows opened; CappedWindows those closed at
-	// WindowInterrupts.
+	// WindowRearms.
 	Windows, CappedWindows uint64
 	// MaxPollsPerTurn is the most polls between two turns (at most PollsPerTurn).
 	MaxPollsPerTurn uint64
 	// MaxInterruptsPerTurn is the most interrupts the poll window handled between
 	// two turns (at most one per port).
 	MaxInterruptsPerTurn uint64
-	// MaxWindowInterrupts is the most interrupts one window handled (at most
-	// WindowInterrupts).
-	MaxWindowInterrupts uint64
+	// MaxWindowRearms is the most times one window was re-armed (at most
+	// WindowRearms).
+	MaxWindowRearms uint64
 }
 
 // schedule is the loop's counting, in plain fields of the owner thread; beat
 // publishes it.
 type schedule struct {
 	turns, polls, ints, windows, capped uint64
-	maxWindowInts                       uint64
+	maxRearms                           uint64 // of one window
 	// at the previous turn
 	turnPolls, turnInts uint64
 	maxPolls, maxInts   uint64
@@ -36,7 +36,7 @@ type schedule struct {
 
 // loopStats is the published schedule, read from any goroutine.
 type loopStats struct {
-	turns, polls, windows, capped, maxPolls, maxInts, maxWindowInts atomic.Uint64
+	turns, polls, windows, capped, maxPolls, maxInts, maxRearms atomic.Uint64
 }
 
 // beat starts a loop turn: the heartbeat, and the schedule's counts published. The
@@ -65,8 +65,8 @@ func (o *Owner) beat() {
 	if s.capped != pub.capped.Load() {
 		pub.capped.Store(s.capped)
 	}
-	if s.maxWindowInts != pub.maxWindowInts.Load() {
-		pub.maxWindowInts.Store(s.maxWindowInts)
+	if s.maxRearms != pub.maxRearms.Load() {
+		pub.maxRearms.Store(s.maxRearms)
 	}
 }
 
@@ -77,6 +77,6 @@ func (o *Owner) LoopStats() LoopStats {
 		Turns: pub.turns.Load(), Polls: pub.polls.Load(),
 		Windows: pub.windows.Load(), CappedWindows: pub.capped.Load(),
 		MaxPollsPerTurn: pub.maxPolls.Load(), MaxInterruptsPerTurn: pub.maxInts.Load(),
-		MaxWindowInterrupts: pub.maxWindowInts.Load(),
+		MaxWindowRearms: pub.maxRearms.Load(),
 	}
 }

@@ -150,8 +150,8 @@ func (lr *loadRig) checkTXOnBus(t *testing.T, n int) {
 
 // checkLoopBound checks the owner loop's counts against its bound: at most
 // bridge.PollsPerTurn polls and one interrupt per port between two turns, at most
-// bridge.WindowInterrupts per window; with a poll window, the load kept windows
-// open until their cap, so the cap was what ended them.
+// bridge.WindowRearms re-arms per window; with a poll window, the load kept
+// windows open until their cap, so the cap was what ended them.
 func checkLoopBound(t *testing.T, st bridge.LoopStats, ports int, window bool) {
 	t.Helper()
 	switch {
@@ -159,8 +159,8 @@ func checkLoopBound(t *testing.T, st bridge.LoopStats, ports int, window bool) {
 		t.Errorf("%d polls between two loop turns, bound %d", st.MaxPollsPerTurn, bridge.PollsPerTurn)
 	case st.MaxInterruptsPerTurn > uint64(ports):
 		t.Errorf("the poll window handled %d interrupts between two loop turns, bound %d", st.MaxInterruptsPerTurn, ports)
-	case st.MaxWindowInterrupts > bridge.WindowInterrupts:
-		t.Errorf("a poll window handled %d interrupts, bound %d", st.MaxWindowInterrupts, bridge.WindowInterrupts)
+	case st.MaxWindowRearms > bridge.WindowRearms:
+		t.Errorf("a poll window was re-armed %d times, bound %d", st.MaxWindowRearms, bridge.WindowRearms)
 	case window && (st.Polls == 0 || st.CappedWindows == 0):
 		t.Errorf("poll window on under full load, but %d polls and %d windows ended at the cap", st.Polls, st.CappedWindows)
 	case !window && st.Polls+st.Windows != 0:
