@@ -21,7 +21,9 @@ import (
 // write to RTS in two parts: write → read by the owner thread (the socket's queue
 // empty again, SIOCOUTQ, looked at every 10 µs or so) p99 and max, and read → RTS
 // p99 (cand_tx_socket_to_rts_seconds). The figures are the build machine's: host
-// time, the simulator's threads on the same cores.
+// time, the simulator's threads on the same cores; host-stall-max is the longest
+// the host kept the owner thread from running (sim/clock), which bounds them from
+// below on a busy machine.
 func BenchmarkTXUnderFullRXLoad(b *testing.B) {
 	for _, window := range []time.Duration{500 * time.Microsecond, 0} {
 		b.Run(windowName(window), func(b *testing.B) {
@@ -61,6 +63,7 @@ func BenchmarkTXUnderFullRXLoad(b *testing.B) {
 			b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds()), "write-to-read-p99-µs")
 			b.ReportMetric(float64(waits[len(waits)-1].Microseconds()), "write-to-read-max-µs")
 			b.ReportMetric(float64(m.TXSocketToRTS.Snapshot().P99.Microseconds()), "read-to-rts-p99-µs")
+			b.ReportMetric(float64(lr.pi.Clock().Stats().CPUStallMaxNs/1e3), "host-stall-max-µs")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
