@@ -40,12 +40,13 @@
 // and control requests, the epoll set, and per port the TX socket, TX timeout,
 // bus-off restart and chip health. The poll window spans turns: it returns to the
 // loop after each interrupt it handles and at most every PollsPerTurn polls, and
-// closes after WindowRearms re-arms (interrupts), whereupon the owner sleeps in
-// epoll_wait until its next event. So whatever the RX load and window, no duty waits for more
-// than PollsPerTurn INT level reads and three interrupts per port, a TX frame written
-// meanwhile is read at the next turn, and a window never holds the CPU for more than
-// WindowRearms frames. Owner.LoopStats counts it (loop_test.go, and the daemon's
-// TestTXUnderFullRXLoad under full RX load).
+// closes after WindowRearms re-arms (by an interrupt, or after the thread did not
+// run for a whole window), whereupon the owner sleeps in epoll_wait until its next
+// event. So whatever the RX load and window, no duty waits for more than
+// PollsPerTurn INT level reads and three interrupts per port, a TX frame written
+// meanwhile is read at the next turn, and a window never holds the CPU for more
+// than WindowRearms frames. Owner.LoopStats counts it (loop_test.go, and the
+// daemon's TestTXUnderFullRXLoad under full RX load).
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to
 // another goroutine, or makes a syscall other than epoll_wait, the event read and

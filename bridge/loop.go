@@ -44,10 +44,11 @@ const PollsPerTurn = 32
 // turn does not poll, so the owner thread sleeps in epoll_wait until its next event
 // (an INT edge, a frame to send). Under sustained traffic a window thus handles at
 // most WindowRearms interrupts and lasts at most (WindowRearms + 1) ×
-// int_poll_window plus the handling; then the other threads have the CPU until the
-// next frame: a single-core board is never starved. Each rest costs the next frame
-// an epoll wake-up, the window's purpose undone once; 64 makes that one frame in
-// 65 (at 1 Mbit/s and full load, a rest every 8 ms or so).
+// int_poll_window plus the handling (and any time the thread is not running); then
+// the other threads have the CPU until the next frame: a single-core board is never
+// starved. Each rest costs the next frame an epoll wake-up, the window's purpose
+// undone once; 64 makes that one frame in 65 (at 1 Mbit/s and full load, a rest
+// every 8 ms or so).
 const WindowRearms = 64
 
 // window is the poll window's state across loop turns (owner thread only).
