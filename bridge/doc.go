@@ -18,7 +18,7 @@
 //  3. loop.go: each turn re-checks INT through the GPIO level register (no
 //     syscall): the GPIO character device only reports edges, so level semantics
 //     are emulated and no interrupt is lost. With int_poll_window the loop keeps
-//     watching the level for a bounded time before it sleeps in epoll_wait again.
+//     watching the level after an interrupt instead of sleeping in epoll_wait.
 //
 // TX, socket read → TX done:
 //  4. loop.go: the socket is in the epoll set edge-triggered; EPOLLIN marks it
@@ -35,6 +35,18 @@
 //  7. recovery.go: bus-off holds the controller off the bus until its restart; a
 //     chip that reset itself or stopped answering is re-initialised, and retried
 //     with back-off while it does not answer.
+//
+// The loop's bound (loop.go): every loop turn serves every duty — heartbeat, stop
+// and control requests, the epoll set, and per port the TX socket, TX timeout,
+// bus-off restart and chip health. The poll window spans turns: it returns to the
+// loop after each interrupt it handles and at most every PollsPerTurn polls, and
+// closes after WindowRearms re-arms (by an interrupt, or after the thread did not
+// run for a whole window), whereupon the owner sleeps in epoll_wait until its next
+// event. So whatever the RX load and window, no duty waits for more than
+// PollsPerTurn INT level reads and three interrupts per port, a TX frame written
+// meanwhile is read at the next turn, and a window never holds the CPU for more
+// than WindowRearms frames. Owner.LoopStats counts it (loop_test.go, and the
+// daemon's TestTXUnderFullRXLoad under full RX load).
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to
 // another goroutine, or makes a syscall other than epoll_wait, the event read and

@@ -20,6 +20,11 @@ type Owner struct {
 	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
 	stop      atomic.Bool
 	restart   atomic.Bool
+
+	// The loop's schedule (loop.go), on the owner thread, and its published counts.
+	win   window
+	sched schedule
+	stats loopStats
 }
 
 // Restart asks the owner thread to restart every controller that is off the bus

@@ -108,12 +108,17 @@ func manualRestart(ctx context.Context, o *bridge.Owner, log *slog.Logger) {
 }
 
 // watchdog feeds systemd's watchdog every half interval, but only while the owner
-// thread's heartbeat is fresh: a wedged frame path gets the service restarted.
+// thread's heartbeat is fresh, younger than half the interval: a wedged frame path
+// gets the service restarted. The owner beats at every loop turn; its turns are
+// bounded under any load (bridge.PollsPerTurn) and its idle sleep is short, so only
+// a thread that stopped running ages its heartbeat that far. After it stops, at most
+// the one tick within half an interval still sends WATCHDOG=1.
 func watchdog(ctx context.Context, n sdnotify.Notifier, o *bridge.Owner) {
 	iv := sdnotify.WatchdogInterval()
 	if iv == 0 || !n.Enabled() {
 		return
 	}
+	fresh := int64(iv / 2)
 	t := time.NewTicker(iv / 2)
 	defer t.Stop()
 	for {
@@ -121,7 +126,7 @@ func watchdog(ctx context.Context, n sdnotify.Notifier, o *bridge.Owner) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if mono.Now()-o.Heartbeat() < int64(iv/2) {
+			if mono.Now()-o.Heartbeat() < fresh {
 				n.Send("WATCHDOG=1")
 			}
 		}

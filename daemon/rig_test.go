@@ -22,7 +22,7 @@ import (
 // as a raw CAN socket). The test holds the other end: what it reads is what
 // candump would show, what it writes is what cansend would send.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	cfg    *config.Config
 	pi     *sim.Pi
 	host   []int // the test's ends
@@ -33,7 +33,7 @@ type rig struct {
 
 // startRig runs the daemon with cfg (see rigConfig) and returns once every
 // controller is bridging. The daemon stops when the test ends.
-func startRig(t *testing.T, cfg *config.Config) *rig {
+func startRig(t testing.TB, cfg *config.Config) *rig {
 	t.Helper()
 	pi, err := sim.New(cfg)
 	if err != nil {
@@ -212,7 +212,7 @@ func (r *rig) expectAnswer(want can.Frame) {
 }
 
 // waitFor polls cond every millisecond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -16,7 +16,7 @@ import (
 // mlockall off (a test process may not have the rights) and no status socket;
 // each setter applies to the controller added last.
 type rigConfig struct {
-	t           *testing.T
+	t           testing.TB
 	metrics     []string // keys of the metrics mapping
 	controllers []*rigController
 	status      string   // status.socket and, if any, status.group, as YAML
@@ -34,7 +34,7 @@ type rigController struct {
 	filters     *config.Filters
 }
 
-func newRigConfig(t *testing.T) *rigConfig {
+func newRigConfig(t testing.TB) *rigConfig {
 	c := &rigConfig{t: t}
 	return c.controller("sim0", "vcan0")
 }

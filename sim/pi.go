@@ -31,6 +31,7 @@ type Pi struct {
 	chips []*mcpchip.Chip
 	edges []*soc.EdgeLine
 	peers [][]*canbus.Peer
+	stall soc.BusStall // gates SPI0 and GPIO as the driver sees them
 }
 
 // Node is one controller's simulated world.
@@ -104,11 +105,15 @@ func csPin(cs pinout.ChipSelect) (int, error) {
 	return cs.Pin(), nil
 }
 
-// SPI0 is the SPI0 register block.
-func (p *Pi) SPI0() bcm2835.Regs { return p.soc.SPI0() }
+// SPI0 is the SPI0 register block, behind the peripheral bus (BusStall).
+func (p *Pi) SPI0() bcm2835.Regs { return p.stall.Gate(p.soc.SPI0()) }
 
-// GPIO is the GPIO register block.
-func (p *Pi) GPIO() bcm2835.Regs { return p.soc.GPIO() }
+// GPIO is the GPIO register block, behind the peripheral bus (BusStall).
+func (p *Pi) GPIO() bcm2835.Regs { return p.stall.Gate(p.soc.GPIO()) }
+
+// BusStall is the fault of the peripheral bus that SPI0 and GPIO are reached
+// through: stalled, the owner thread's next register access never returns.
+func (p *Pi) BusStall() *soc.BusStall { return &p.stall }
 
 // SoC is the chip the board plays (pull-register style, pin count).
 func (p *Pi) SoC() bcm2835.SoC { return p.soc.Kind() }
