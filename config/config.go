@@ -206,7 +206,19 @@ type Interface struct {
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE): the TX back-pressure
 	// queue, since a vcan never blocks its senders. Default 4 MiB; 4 KiB..1 GiB.
 	RcvBuf int `yaml:"rcvbuf"`
+	// OnDelete is what cand does when the interface is deleted while it runs (`ip link
+	// del`): recreate (default) creates it again and bridges on; exit stops cand with
+	// a non-zero status, for systemd to restart it.
+	OnDelete OnDelete `yaml:"on_delete"`
 }
+
+// OnDelete is what cand does when its interface is deleted under it.
+type OnDelete string
+
+const (
+	OnDeleteRecreate OnDelete = "recreate"
+	OnDeleteExit     OnDelete = "exit"
+)
 
 // SimBus is the simulated CAN bus a controller sits on.
 type SimBus struct {
@@ -248,6 +260,7 @@ func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }
 func (InterfaceKind) choices() []string { return []string{string(KindVCAN), string(KindVXCAN)} }
+func (OnDelete) choices() []string      { return []string{string(OnDeleteRecreate), string(OnDeleteExit)} }
 func (SimPeerKind) choices() []string {
 	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad)}
 }
