@@ -15,39 +15,9 @@ const maxPasses = 16
 // It returns done=false if INT was still asserted after maxPasses passes.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
-		c.stats.Passes++
-		c.statusAt = c.now()
-		c.tx[0], c.tx[1] = InstrReadStatus, 0
-		if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
+		work, err := c.statusPass(sink, pass)
+		if err != nil {
 			return false, err
-		}
-		st := c.rx[1]
-		work := false
-		if st&(StatusRX0IF|StatusRX1IF) != 0 {
-			work = true
-			if err := c.drainRX(st, sink); err != nil {
-				return false, err
-			}
-			// READ STATUS does not show ERRIF. Under sustained traffic a pass always
-			// finds RX work, so the error pass below would never run: check the
-			// error flags whenever both buffers were full (the only time a frame can
-			// overflow) and every few busy passes.
-			if st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF || pass%4 == 3 {
-				if err := c.errorCheck(sink); err != nil {
-					return false, err
-				}
-			}
-		}
-		if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
-			work = true
-			if err := c.txDone(txif, sink); err != nil {
-				return false, err
-			}
-		}
-		if c.nPending > 0 || c.aborting {
-			if err := c.txGone(st, sink); err != nil {
-				return false, err
-			}
 		}
 		if !c.intr.Asserted() {
 			c.rxb1First = false
@@ -65,6 +35,66 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// statusPass is one READ STATUS and what it shows: the full RX buffers read in bus
+// order, finished TX buffers released, and pending ones the chip gave up reported.
+// work reports RX or TX flags. pass is the pass's number within the interrupt.
+func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
+	c.stats.Passes++
+	c.statusAt = c.now()
+	c.tx[0], c.tx[1] = InstrReadStatus, 0
+	if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
+		return false, err
+	}
+	st := c.rx[1]
+	if st&(StatusRX0IF|StatusRX1IF) != 0 {
+		work = true
+		if err := c.drainRX(st, sink); err != nil {
+			return false, err
+		}
+		// READ STATUS does not show ERRIF. Under sustained traffic a pass always
+		// finds RX work, so the error pass would never run: check the error flags
+		// whenever both buffers were full (the only time a frame can overflow) and
+		// every few busy passes.
+		if st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF || pass%4 == 3 {
+			if err := c.errorCheck(sink); err != nil {
+				return false, err
+			}
+		}
+	}
+	if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
+		work = true
+		if err := c.txDone(txif, sink); err != nil {
+			return false, err
+		}
+	}
+	if c.nPending > 0 || c.aborting {
+		if err := c.txGone(st, sink); err != nil {
+			return false, err
+		}
+	}
+	return work, nil
+}
+
+// Poll services the chip without looking at INT: status passes until one finds
+// no RX or TX flag (at most maxPasses), then the error pass (which also checks that
+// the chip kept its configuration). It is how the owner services a chip whose INT
+// line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
+func (c *Controller) Poll(sink Sink) error {
+	for pass := 0; pass < maxPasses; pass++ {
+		work, err := c.statusPass(sink, pass)
+		if err != nil {
+			return err
+		}
+		if !work {
+			// Both RX buffers were empty: the next frame lands in RXB0 (as when
+			// HandleInterrupt sees INT released).
+			c.rxb1First = false
+			break
+		}
+	}
+	return c.errorPass(sink)
 }
 
 // drainRX reads the full RX buffers in the order the frames arrived.
