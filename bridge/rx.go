@@ -50,7 +50,8 @@ func (p *Port) intEvents() error {
 
 // interrupt handles one INT assertion whose edge the kernel stamped at edgeNs:
 // HandleInterrupt reads the status and the full RX buffers (each frame goes to
-// Received), and reports TX done and errors.
+// Received), and reports TX done and errors (storm.go: or one Poll, while the line
+// is stuck).
 func (p *Port) interrupt(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)
@@ -61,7 +62,7 @@ func (p *Port) interrupt(edgeNs int64) error {
 		p.M.IntToHandler.Observe(start - edgeNs)
 	}
 	p.spi.BeginInterrupt(start)
-	done, err := p.Ctl.HandleInterrupt(p)
+	done, err := p.service()
 	if err != nil {
 		return err
 	}
@@ -89,8 +90,8 @@ func (p *Port) Received(f *can.Frame) {
 	p.spi.probe.socketWrite(false)
 	if err != nil {
 		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
-		// it. Counted, never silent.
-		p.M.SocketWriteErrs.Inc()
+		// it. Counted, never silent; other causes in sockerr.go.
+		p.writeErr(err)
 		return
 	}
 	now := mono.Now()
