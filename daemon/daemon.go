@@ -31,6 +31,11 @@ type Options struct {
 	Ready func(d *Daemon)
 	// MetricsListener, when set, serves /metrics instead of cfg.Metrics.Listen.
 	MetricsListener net.Listener
+	// Links, when set, is where the daemon learns its interfaces' link state and
+	// how it recreates a deleted one (tests, with Sockets); otherwise it follows
+	// the interfaces it opened over rtnetlink. With Sockets and no Links, the link
+	// state is not followed.
+	Links Links
 }
 
 // Daemon is a running cand; tests reach its parts through it.
@@ -50,6 +55,7 @@ type wiring struct {
 	opt      Options
 	log      *slog.Logger
 	hw       backend
+	ifaces   []*iface // the interfaces cand opened (none with Options.Sockets)
 	cleanups []func()
 }
 
