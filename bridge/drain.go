@@ -4,20 +4,22 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"cand/internal/mono"
 	"cand/socketcan"
 )
 
 // On the way out (SIGTERM) no frame may go missing unseen. The frames in the TX
-// buffers get drainWait to go out, then are aborted (CANCTRL.ABAT) and counted as
-// dropped; the frames still waiting in each socket's queue are read out and
-// counted as unsent (cand_tx_unsent_at_exit_total, and a log line with their
-// number); then each controller leaves the bus, and what it received meanwhile is
-// written to the socket.
+// buffers get drainWait to go out; then each controller leaves the bus (leaveBus:
+// what is still pending is aborted, and what it received meanwhile is written to
+// the socket), and a frame the chip never released is counted as dropped. The
+// frames still waiting in each socket's queue are read out and counted as unsent
+// (cand_tx_unsent_at_exit_total, and a log line with their number); then the
+// controller's interrupts are disabled (Controller.Stop).
 const (
 	drainWait  = int64(100 * time.Millisecond)
-	abortWait  = int64(20 * time.Millisecond) // for the aborted buffers to be released
-	unsentMost = 1 << 20                      // records read out of one socket queue at most
+	unsentMost = 1 << 20 // records read out of one socket queue at most
 )
 
 // drain runs once the loop has stopped, on the owner thread. It returns the first
@@ -30,32 +32,26 @@ func (o *Owner) drain() error {
 		}
 	}
 	o.finishTX(live, mono.Now()+drainWait)
-	for _, p := range live {
-		if p.pending() > 0 {
-			if err := p.Ctl.Abort(); err != nil {
-				p.log("aborting the frames still pending at exit", p.linkArgs("err", err.Error())...)
-			}
-		}
-	}
-	o.finishTX(live, mono.Now()+abortWait)
 	var err error
 	for _, p := range o.Ports {
+		if fd := p.newSock.Swap(0); fd > 0 {
+			unix.Close(int(fd - 1)) // handed over, never put in place
+		}
+		chip := !p.down && !p.failed // a chip to talk to, not stopped yet
+		if chip && p.linkHave == LinkUp && !p.held {
+			p.leaveBus()
+		}
 		if n := p.pending(); n > 0 {
-			p.log("frames still pending in the TX buffers at exit: counted as dropped", p.linkArgs("frames", n)...)
+			p.log("frames the chip did not release at exit: counted as dropped", p.linkArgs("frames", n)...)
 			p.dropPending()
 		}
 		p.countUnsent()
-		if p.down || p.failed || p.linkHave != LinkUp || p.held {
-			continue // already off the bus, or no chip to talk to
-		}
-		if serr := p.Ctl.Stop(); serr != nil {
-			if err == nil {
-				err = fmt.Errorf("%s: leaving the bus: %w", p.Name, serr)
-			}
+		if !chip {
 			continue
 		}
-		// What arrived until the controller left the bus.
-		p.Ctl.HandleInterrupt(p)
+		if serr := p.Ctl.Stop(); serr != nil && err == nil {
+			err = fmt.Errorf("%s: leaving the bus: %w", p.Name, serr)
+		}
 	}
 	return err
 }

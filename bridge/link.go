@@ -7,6 +7,7 @@ import (
 
 	"cand/internal/mono"
 	"cand/mcp2515"
+	"cand/socketcan"
 )
 
 // LinkState is a port's SocketCAN interface as the link watch reports it. A
@@ -46,12 +47,16 @@ func (o *Owner) SetLink(i int, s LinkState) {
 	o.kick()
 }
 
-// SocketReplaced tells the owner thread that port i's socket descriptor now
-// refers to a new socket (its interface was deleted and created again, and a
-// socket bound to it put in the old one's place): the owner watches it again.
+// ReplaceSocket hands the owner thread fd, a new socket for port i (its interface
+// was deleted, which leaves the old socket unbound for good, and made again). In
+// its next turn the owner counts what still waited in the old socket's queue as
+// dropped, puts fd in the old descriptor's place (dup3, so the descriptor the port
+// was built with stays valid) and closes fd. The owner owns fd from this call on.
 // Safe from any goroutine.
-func (o *Owner) SocketReplaced(i int) {
-	o.Ports[i].replaced.Store(true)
+func (o *Owner) ReplaceSocket(i int, fd int) {
+	if old := o.Ports[i].newSock.Swap(int64(fd) + 1); old > 0 {
+		unix.Close(int(old - 1)) // never taken: superseded
+	}
 	o.kick()
 }
 
@@ -60,8 +65,10 @@ func (o *Owner) SocketReplaced(i int) {
 // read from the socket nor sent, and wait in the socket queue. Up again, the
 // controller is initialised again (as after a reset) and bridging resumes.
 func (p *Port) followLink() bool {
-	if p.replaced.Load() && p.replaced.Swap(false) {
-		p.watchSocket()
+	if p.newSock.Load() != 0 {
+		if fd := p.newSock.Swap(0); fd > 0 {
+			p.replaceSocket(int(fd - 1))
+		}
 	}
 	want := LinkState(p.linkWant.Load())
 	if want == p.linkHave {
@@ -114,26 +121,49 @@ func (p *Port) backOnBus(prev LinkState) {
 	p.info("interface up: controller back on the bus", p.linkArgs("was", prev.String(), "state", p.Ctl.State().String())...)
 }
 
-// leaveBus puts the controller in Configuration mode, so it leaves the bus, then
-// reads what the chip still holds (frames received before, TX done): they reach
-// the socket, or the socket's refusal is counted. A frame still loaded for TX stays
-// pending and is counted dropped at the next restart.
+// leaveBus takes the controller off the bus and then reads what the chip still
+// holds, so no frame that reached it goes unseen: the pending transmissions are
+// aborted (CANCTRL.ABAT: counted as dropped as the chip releases them), the chip
+// is put in Configuration mode (no frame arrives after that), and its interrupts,
+// still enabled, are serviced: the frames it received reach the socket (or the
+// socket's refusal is counted), an overflow is reported, TX results come in.
 func (p *Port) leaveBus() {
-	if err := p.Ctl.Stop(); err != nil {
+	if err := p.Ctl.Abort(); err != nil {
+		p.log("aborting the pending frames", p.linkArgs("err", err.Error())...)
+	}
+	if err := p.Ctl.SetMode(mcp2515.ModeConfig); err != nil {
 		p.log("cannot take the controller off the bus", p.linkArgs("err", err.Error())...)
 		return
 	}
 	if _, err := p.Ctl.HandleInterrupt(p); err != nil {
-		p.log("reading the chip after leaving the bus", p.linkArgs("err", err.Error())...)
+		p.log("reading the chip after it left the bus", p.linkArgs("err", err.Error())...)
 	}
 }
 
-// watchSocket puts the port's socket descriptor, which now refers to a new socket,
-// in the owner's epoll set again (the old socket's entry went with it).
-func (p *Port) watchSocket() {
+// replaceSocket puts fd, a socket on the recreated interface, in place of the
+// port's socket, whose interface was deleted: what still waited in the old queue
+// can never be sent there and is counted as dropped. The descriptor goes back in
+// the owner's epoll set (the old socket's entry went with it).
+func (p *Port) replaceSocket(fd int) {
+	defer unix.Close(fd)
+	n := 0
+	for ; n < unsentMost; n++ {
+		if _, err := socketcan.ReadFrame(p.sockFd, &p.txBuf, &p.drops); err != nil && classify(err) != sockFrame {
+			break
+		}
+	}
+	if n > 0 {
+		p.M.TXDropped.Add(uint64(n))
+		p.log("frames in the socket queue of the deleted interface: dropped", p.linkArgs("frames", n)...)
+	}
+	p.drops, p.lastDrops = 0, 0 // the new socket's count starts at 0
+	if err := unix.Dup3(fd, p.sockFd, unix.O_CLOEXEC); err != nil {
+		p.fail("replace", err)
+		return
+	}
 	p.sockReadable = true
 	if p.ep < 0 {
-		return // not running yet: Run adds it
+		return
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(p.index<<2 | srcSock)}
 	err := unix.EpollCtl(p.ep, unix.EPOLL_CTL_ADD, p.sockFd, &ev)
@@ -151,5 +181,3 @@ func (p *Port) updateGate() {
 	p.gate.masked = !p.bridging()
 	p.gate.storm = p.storm
 }
-
-var _ mcp2515.IntLine = (*intGate)(nil)

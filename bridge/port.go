@@ -108,10 +108,11 @@ type Port struct {
 	backoff  int64
 
 	// Link (link.go): linkWant is what the link watch posted (Owner.SetLink),
-	// linkHave what the port acts on; replaced is set by Owner.SocketReplaced.
+	// linkHave what the port acts on; newSock is a socket handed over by
+	// Owner.ReplaceSocket, + 1 (0: none).
 	linkWant atomic.Int32
 	linkHave LinkState
-	replaced atomic.Bool
+	newSock  atomic.Int64
 	ep       int    // the owner's epoll set, for a replaced socket
 	index    int    // the port's place in Owner.Ports (its epoll user data)
 	owner    *Owner // for Owner.check, once the port failed

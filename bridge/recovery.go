@@ -151,6 +151,7 @@ func (p *Port) health(now int64) int64 {
 // Frames from the socket wait meanwhile (the socket queue is the buffer).
 func (p *Port) chipLost(why error) {
 	p.M.ChipResets.Inc()
+	p.M.ChipUp.Set(0) // until it is programmed again
 	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
 	if p.restartOrDown(false) {
 		p.info("chip re-initialised", "controller", p.Name)
@@ -181,7 +182,8 @@ func (p *Port) goDown() {
 // doubles up to backoffMax. A chip still missing reads MISO stuck, which Check
 // tells in one transfer, without RESET's 10 ms wait (the other ports on the bus are
 // served meanwhile). A chip that kept its configuration (its SPI wires were only
-// cut) is read first: the frames and overflows it holds reach the socket.
+// cut) is taken off the bus and read first: the frames and overflows it holds
+// reach the socket before the RESET.
 func (p *Port) retry() {
 	switch err := p.Ctl.Check(); {
 	case errors.Is(err, mcp2515.ErrNoChip):
@@ -189,9 +191,7 @@ func (p *Port) retry() {
 		p.retryAt = mono.Now() + p.backoff
 		return
 	case err == nil:
-		if _, err := p.Ctl.HandleInterrupt(p); err != nil {
-			p.log("reading the chip before its reset", "controller", p.Name, "err", err.Error())
-		}
+		p.leaveBus() // no frame arrives between this read and the RESET
 	}
 	if err := p.restart(false); err != nil {
 		p.backoff = min(2*p.backoff, backoffMax)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 
 	"go.einride.tech/can"
@@ -8,6 +9,7 @@ import (
 
 	"cand/hw/gpio"
 	"cand/internal/mono"
+	"cand/mcp2515"
 	"cand/socketcan"
 )
 
@@ -63,6 +65,13 @@ func (p *Port) interrupt(edgeNs int64) error {
 	}
 	p.spi.BeginInterrupt(start)
 	done, err := p.service()
+	if errors.Is(err, mcp2515.ErrNoChip) {
+		// The chip stopped answering (MISO floats): recovery, not the end of cand.
+		p.spi.EndInterrupt()
+		p.edgeNs = 0
+		p.chipLost(err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +99,7 @@ func (p *Port) Received(f *can.Frame) {
 	p.spi.probe.socketWrite(false)
 	if err != nil {
 		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
-		// it. Counted, never silent; other causes in sockerr.go.
+		// it. Counted, never silent.
 		p.writeErr(err)
 		return
 	}

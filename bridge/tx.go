@@ -1,7 +1,10 @@
 package bridge
 
 import (
+	"errors"
+
 	"cand/internal/mono"
+	"cand/mcp2515"
 	"cand/socketcan"
 )
 
@@ -88,5 +91,9 @@ func (p *Port) txTimeout() error {
 	}
 	p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT})
 	_, err := p.Ctl.HandleInterrupt(p)
+	if errors.Is(err, mcp2515.ErrNoChip) {
+		p.chipLost(err)
+		return nil
+	}
 	return err
 }

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"golang.org/x/sys/unix"
@@ -14,8 +13,8 @@ import (
 
 // iface is a controller's SocketCAN interface and the raw CAN socket cand holds
 // on it. The socket's descriptor stays the one the owner thread uses for the whole
-// run: once the interface was deleted and made again, recreate puts a new socket
-// in the old one's place (dup3).
+// run: once the interface was deleted and made again, the owner thread puts a new
+// socket in the old one's place (bridge.Owner.ReplaceSocket).
 type iface struct {
 	cc      *config.Controller
 	log     *slog.Logger
@@ -66,21 +65,18 @@ func (f *iface) open() (*socketcan.Socket, error) {
 	return s, nil
 }
 
-// recreate makes a deleted interface again and puts a socket bound to it where the
-// old socket was: a deleted interface leaves its sockets unbound for good.
-func (f *iface) recreate() error {
+// recreate makes a deleted interface again and returns a new socket bound to it,
+// for the owner thread to put where the old one was: a deleted interface leaves
+// its sockets unbound for good. The caller owns the descriptor.
+func (f *iface) recreate() (fd int, err error) {
 	if err := f.ensure(); err != nil {
-		return err
+		return -1, err
 	}
 	s, err := f.open()
 	if err != nil {
-		return err
+		return -1, err
 	}
-	defer s.Close()
-	if err := unix.Dup3(s.Fd(), f.sock.Fd(), unix.O_CLOEXEC); err != nil {
-		return fmt.Errorf("socketcan: put the new socket on %s in place of the old one: %w", f.cc.Interface.Name, err)
-	}
-	return nil
+	return s.Fd(), nil
 }
 
 // close closes the socket and removes the interface if cand created it.

@@ -22,9 +22,9 @@ type Links interface {
 	Watch(ctx context.Context, fn func(socketcan.LinkEvent)) error
 	// State is controller i's interface now.
 	State(i int) (bridge.LinkState, error)
-	// Recreate makes controller i's deleted interface again and puts a socket bound
-	// to it in place of the old one (the descriptor the owner thread uses).
-	Recreate(i int) error
+	// Recreate makes controller i's deleted interface again and returns a new
+	// socket bound to it; the owner thread puts it in place of the old one.
+	Recreate(i int) (fd int, err error)
 }
 
 // kernelLinks is Links on the running kernel, for the interfaces cand opened.
@@ -41,7 +41,7 @@ func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) er
 
 func (k kernelLinks) State(i int) (bridge.LinkState, error) { return k.ifaces[i].state() }
 
-func (k kernelLinks) Recreate(i int) error { return k.ifaces[i].recreate() }
+func (k kernelLinks) Recreate(i int) (int, error) { return k.ifaces[i].recreate() }
 
 const (
 	recreateMin = time.Second
@@ -148,12 +148,13 @@ func (lw *linkWatch) sync(i int) error {
 		// Made again at once, as interface.on_delete: recreate says.
 	}
 	if lw.lost[i] {
-		if err := lw.links.Recreate(i); err != nil {
+		fd, err := lw.links.Recreate(i)
+		if err != nil {
 			lw.w.log.Warn("cannot recreate the deleted interface; trying again", "interface", cc.Interface.Name, "err", err.Error(), "in", lw.later(i).String())
 			return nil
 		}
 		lw.lost[i], lw.retry[i] = false, 0
-		lw.w.Owner.SocketReplaced(i)
+		lw.w.Owner.ReplaceSocket(i, fd)
 		lw.w.log.Info("interface recreated; a new socket is bound to it", "controller", cc.Name, "interface", cc.Interface.Name)
 		if st, err = lw.links.State(i); err != nil {
 			lw.later(i)

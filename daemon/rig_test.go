@@ -3,9 +3,9 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,38 +25,44 @@ type rig struct {
 	t      *testing.T
 	cfg    *config.Config
 	pi     *sim.Pi
-	host   []int // the test's ends
+	hostMu sync.Mutex
+	host   [][]int // the test's ends per controller, the one in use last (see hostFd)
 	d      *Daemon
 	cancel context.CancelFunc
 	done   chan error
+	err    error // what Run returned (set by stop)
+	// expectErr: the test makes the daemon fail, and checks r.err itself.
+	expectErr bool
+
+	links *fakeLinks // the link-event source, with rigOptions.links
+	log   *logBuffer // everything the daemon logged
+	books books      // what the test wrote and read, for checkConservation
 }
 
 // startRig runs the daemon with cfg (see rigConfig) and returns once every
 // controller is bridging. The daemon stops when the test ends.
-func startRig(t *testing.T, cfg *config.Config) *rig {
+func startRig(t *testing.T, cfg *config.Config, o rigOptions) *rig {
 	t.Helper()
 	pi, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1)}
+	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1), log: &logBuffer{}}
+	r.books.init(len(cfg.Controllers))
 	var daemonEnds []int
 	for range cfg.Controllers {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
-		unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
-		r.host = append(r.host, fds[0])
-		daemonEnds = append(daemonEnds, fds[1])
+		host, daemonEnd := r.socketpair()
+		r.host = append(r.host, []int{host})
+		daemonEnds = append(daemonEnds, daemonEnd)
 	}
 	t.Cleanup(func() {
-		for _, fd := range append(r.host, daemonEnds...) {
+		for _, fd := range daemonEnds {
 			unix.Close(fd)
 		}
 	})
+	for _, fn := range o.before {
+		fn(pi)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,13 +70,14 @@ func startRig(t *testing.T, cfg *config.Config) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	ready := make(chan *Daemon, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.Default()
+	opt := Options{Version: "test", Log: slog.New(slog.NewTextHandler(r.log, nil)), Sockets: daemonEnds, Sim: pi,
+		MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }}
+	if o.links {
+		r.links = newFakeLinks(r)
+		opt.Links = r.links
 	}
 	go func() {
-		r.done <- Run(ctx, cfg, Options{Version: "test", Log: log, Sockets: daemonEnds, Sim: pi,
-			MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }})
+		r.done <- Run(ctx, cfg, opt)
 	}()
 	select {
 	case r.d = <-ready:
@@ -79,8 +86,31 @@ func startRig(t *testing.T, cfg *config.Config) *rig {
 	case <-time.After(20 * time.Second):
 		t.Fatal("daemon not ready after 20s")
 	}
+	r.books.startSampling(r)
 	t.Cleanup(r.stop)
 	return r
+}
+
+// socketpair is one controller's CAN socket stand-in: the test's end and the
+// daemon's, closed when the test ends (the daemon's only if the test keeps it).
+func (r *rig) socketpair() (host, daemonEnd int) {
+	r.t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
+	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+	r.t.Cleanup(func() { unix.Close(fds[0]) })
+	return fds[0], fds[1]
+}
+
+// hostFd is the test's end of controller i's socket now.
+func (r *rig) hostFd(i int) int {
+	r.hostMu.Lock()
+	defer r.hostMu.Unlock()
+	return r.host[i][len(r.host[i])-1]
 }
 
 // logStages logs each controller's stage latencies (for diagnosing failures).
@@ -100,13 +130,14 @@ func (r *rig) stop() {
 	r.cancel()
 	r.cancel = nil
 	select {
-	case err := <-r.done:
-		if err != nil {
-			r.t.Errorf("daemon: %v", err)
+	case r.err = <-r.done:
+		if r.err != nil && !r.expectErr {
+			r.t.Errorf("daemon: %v", r.err)
 		}
 	case <-time.After(10 * time.Second):
 		r.t.Error("daemon did not stop within 10s")
 	}
+	r.books.stopSampling(r)
 }
 
 // read returns the next frame the daemon wrote for controller i, waiting up to d.
@@ -114,13 +145,14 @@ func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, erro
 	var b [socketcan.FrameSize]byte
 	deadline := time.Now().Add(d)
 	for {
-		pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLIN}}
+		fd := r.hostFd(i)
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return can.Frame{}, 0, errors.New("timeout")
 		}
 		unix.Poll(pfd, int(left/time.Millisecond)+1)
-		n, err := unix.Read(r.host[i], b[:])
+		n, err := unix.Read(fd, b[:])
 		if err == unix.EAGAIN || err == unix.EINTR {
 			continue
 		}
@@ -131,6 +163,7 @@ func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, erro
 			return can.Frame{}, 0, errors.New("short record")
 		}
 		f, k := socketcan.Decode(&b)
+		r.books.noteRead(i, f, k)
 		return f, k, nil
 	}
 }
@@ -139,15 +172,18 @@ func (r *rig) write(i int, f can.Frame) {
 	var b [socketcan.FrameSize]byte
 	socketcan.Encode(&b, f)
 	for {
-		_, err := unix.Write(r.host[i], b[:])
+		fd := r.hostFd(i)
+		_, err := unix.Write(fd, b[:])
 		if err == unix.EAGAIN || err == unix.ENOBUFS {
-			pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLOUT}}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
 			unix.Poll(pfd, 100)
 			continue
 		}
 		if err != nil {
 			r.t.Error(err) // may run on a sender goroutine: no Fatal
+			return
 		}
+		r.books.noteWrite(i, f)
 		return
 	}
 }

@@ -18,6 +18,7 @@ import (
 type rigConfig struct {
 	t           *testing.T
 	controllers []*rigController
+	opts        rigOptions
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
@@ -26,6 +27,7 @@ type rigController struct {
 	bitrate     uint32
 	spi         []string // keys of the spi mapping
 	settings    []string // the controller's other "key: value" lines
+	ifaceKeys   []string // keys of the interface mapping besides name
 	peers       []config.SimPeer
 	filters     *config.Filters
 }
@@ -144,7 +146,7 @@ func (c *rigConfig) build() *config.Config {
 // start runs the daemon with this configuration (see startRig).
 func (c *rigConfig) start() *rig {
 	c.t.Helper()
-	return startRig(c.t, c.build())
+	return startRig(c.t, c.build(), c.opts)
 }
 
 // yaml is the configuration file. Keys the test did not set are left out, so
@@ -160,7 +162,7 @@ func (c *rigConfig) yaml() string {
 		for _, s := range ct.settings {
 			fmt.Fprintf(&b, "    %s\n", s)
 		}
-		fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
+		fmt.Fprintf(&b, "    interface: {%s}\n", strings.Join(append([]string{"name: " + ct.iface}, ct.ifaceKeys...), ", "))
 		if len(ct.peers) > 0 {
 			b.WriteString("    sim:\n      peers:\n")
 			for _, p := range ct.peers {

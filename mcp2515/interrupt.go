@@ -12,7 +12,8 @@ const maxPasses = 16
 // buffers. When INT stays low with no RX/TX flag, the error pass reads the error
 // registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
 //
-// It returns done=false if INT was still asserted after maxPasses passes.
+// It returns done=false if INT was still asserted after maxPasses passes, and
+// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
 		work, err := c.statusPass(sink, pass)
@@ -48,6 +49,12 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 		return false, err
 	}
 	st := c.rx[1]
+	if st == 0xFF {
+		// Both RX flags, every TXnIF and every TXREQ at once cannot be: a buffer's
+		// TXnIF sets as its TXREQ clears (datasheet §3.3). MISO floats high: no
+		// chip answers, and what the RX buffers would read is no frame.
+		return false, ErrNoChip
+	}
 	if st&(StatusRX0IF|StatusRX1IF) != 0 {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
