@@ -55,7 +55,11 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 		// chip answers, and what the RX buffers would read is no frame.
 		return false, ErrNoChip
 	}
-	if st&(StatusRX0IF|StatusRX1IF) != 0 {
+	if st&(StatusRX0IF|StatusRX1IF) == 0 {
+		// Both RX buffers empty: the next frame lands in RXB0, so nothing in RXB1
+		// can be older than it (see drainRX), even if INT never went high (stuck).
+		c.rxb1First = false
+	} else {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
 			return false, err
@@ -95,9 +99,6 @@ func (c *Controller) Poll(sink Sink) error {
 			return err
 		}
 		if !work {
-			// Both RX buffers were empty: the next frame lands in RXB0 (as when
-			// HandleInterrupt sees INT released).
-			c.rxb1First = false
 			break
 		}
 	}
