@@ -67,6 +67,12 @@ func (o *Owner) ReplaceSocket(i int, fd int) {
 func (p *Port) followLink() bool {
 	if p.newSock.Load() != 0 {
 		if fd := p.newSock.Swap(0); fd > 0 {
+			// A new socket means the interface was deleted, even if the watch
+			// posted it back up before this turn saw it gone.
+			if p.linkHave == LinkUp {
+				p.linkHave = LinkGone
+				p.offBus(LinkGone)
+			}
 			p.replaceSocket(int(fd - 1))
 		}
 	}

@@ -57,8 +57,9 @@ func (p *Port) service() (done bool, err error) {
 		return done, nil
 	}
 	if p.idle++; p.idle >= stormAfter {
+		// done stays false: the loop comes back soon, and from then on waits for
+		// the polls (stormTimeout).
 		p.enterStorm()
-		done = true // come back for the next poll, not at once
 	}
 	return done, nil
 }
