@@ -140,6 +140,21 @@ func (r *rig) stop() {
 	r.books.stopSampling(r)
 }
 
+// waitExit waits up to d for the daemon to stop by itself and returns what Run
+// returned.
+func (r *rig) waitExit(d time.Duration) error {
+	r.t.Helper()
+	select {
+	case r.err = <-r.done:
+	case <-time.After(d):
+		r.t.Fatalf("daemon did not stop by itself within %v", d)
+	}
+	r.cancel()
+	r.cancel = nil
+	r.books.stopSampling(r)
+	return r.err
+}
+
 // read returns the next frame the daemon wrote for controller i, waiting up to d.
 func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, error) {
 	var b [socketcan.FrameSize]byte
