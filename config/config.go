@@ -220,6 +220,8 @@ const (
 	OnDeleteExit     OnDelete = "exit"
 )
 
+func (OnDelete) choices() []string { return []string{string(OnDeleteRecreate), string(OnDeleteExit)} }
+
 // SimBus is the simulated CAN bus a controller sits on.
 type SimBus struct {
 	Peers []SimPeer `yaml:"peers"`
@@ -260,7 +262,6 @@ func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }
 func (InterfaceKind) choices() []string { return []string{string(KindVCAN), string(KindVXCAN)} }
-func (OnDelete) choices() []string      { return []string{string(OnDeleteRecreate), string(OnDeleteExit)} }
 func (SimPeerKind) choices() []string {
 	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad)}
 }

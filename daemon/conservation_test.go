@@ -150,11 +150,8 @@ func (r *rig) checkConservation() {
 
 // drainHost reads what the daemon left on every host end controller i had.
 func (r *rig) drainHost(i int) {
-	r.hostMu.Lock()
-	fds := append([]int(nil), r.host[i]...)
-	r.hostMu.Unlock()
 	var b [socketcan.FrameSize]byte
-	for _, fd := range fds {
+	for _, fd := range r.hostEnds(i) {
 		for {
 			n, err := unix.Read(fd, b[:])
 			if errors.Is(err, unix.EINTR) {

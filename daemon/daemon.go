@@ -55,7 +55,6 @@ type wiring struct {
 	opt      Options
 	log      *slog.Logger
 	hw       backend
-	ifaces   []*iface // the interfaces cand opened (none with Options.Sockets)
 	cleanups []func()
 }
 

@@ -38,9 +38,10 @@ func (c *rigConfig) beforeStart(fn func(*sim.Pi)) *rigConfig {
 	return c
 }
 
-// onDelete sets interface.on_delete.
+// onDelete sets interface.on_delete (a key after name in the interface's flow
+// mapping).
 func (c *rigConfig) onDelete(what string) *rigConfig {
-	c.last().ifaceKeys = append(c.last().ifaceKeys, "on_delete: "+what)
+	c.last().iface += ", on_delete: " + what
 	return c
 }
 
@@ -106,16 +107,19 @@ func (r *rig) powerCycle(i int) {
 // fakeLinks stands in for rtnetlink: the test sets an interface's state, the
 // daemon gets an event and asks for the state, as from the kernel. Recreate makes
 // a new socketpair: its daemon end goes to the owner thread, its host end becomes
-// the test's (the old one stays open: what the daemon wrote there is still read).
+// the test's (the old one stays open in old: what the daemon wrote there is still
+// read).
 type fakeLinks struct {
 	r      *rig
 	mu     sync.Mutex
 	state  []bridge.LinkState
+	old    [][]int // the host ends replaced, per controller (rig.hostMu)
 	events chan socketcan.LinkEvent
 }
 
 func newFakeLinks(r *rig) *fakeLinks {
-	return &fakeLinks{r: r, state: make([]bridge.LinkState, len(r.cfg.Controllers)), events: make(chan socketcan.LinkEvent, 16)}
+	n := len(r.cfg.Controllers)
+	return &fakeLinks{r: r, state: make([]bridge.LinkState, n), old: make([][]int, n), events: make(chan socketcan.LinkEvent, 16)}
 }
 
 // set changes controller i's interface, as `ip link set … down`, `up` or `ip link
@@ -149,12 +153,32 @@ func (f *fakeLinks) State(i int) (bridge.LinkState, error) {
 }
 
 func (f *fakeLinks) Recreate(i int) (int, error) {
-	host, daemonEnd := f.r.socketpair()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	// The same queues as startRig's pairs.
+	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
 	f.r.hostMu.Lock()
-	f.r.host[i] = append(f.r.host[i], host)
+	old := f.r.host[i]
+	f.old[i] = append(f.old[i], old)
+	f.r.host[i] = fds[0] // closed with the rig's ends
 	f.r.hostMu.Unlock()
+	f.r.t.Cleanup(func() { unix.Close(old) })
 	f.mu.Lock()
 	f.state[i] = bridge.LinkUp // created up, as EnsureLink leaves it
 	f.mu.Unlock()
-	return daemonEnd, nil
+	return fds[1], nil
+}
+
+// hostEnds is every host end controller i had, the one in use last.
+func (r *rig) hostEnds(i int) []int {
+	r.hostMu.Lock()
+	defer r.hostMu.Unlock()
+	var ends []int
+	if r.links != nil {
+		ends = append(ends, r.links.old[i]...)
+	}
+	return append(ends, r.host[i])
 }

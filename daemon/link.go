@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"cand/bridge"
 	"cand/config"
@@ -28,7 +31,10 @@ type Links interface {
 }
 
 // kernelLinks is Links on the running kernel, for the interfaces cand opened.
-type kernelLinks struct{ ifaces []*iface }
+type kernelLinks struct {
+	cfg *config.Config
+	log *slog.Logger
+}
 
 func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) error {
 	w, err := socketcan.WatchLinks()
@@ -39,9 +45,41 @@ func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) er
 	return w.Run(ctx, fn)
 }
 
-func (k kernelLinks) State(i int) (bridge.LinkState, error) { return k.ifaces[i].state() }
+func (k kernelLinks) State(i int) (bridge.LinkState, error) {
+	l, err := socketcan.LinkState(k.cfg.Controllers[i].Interface.Name)
+	switch {
+	case errors.Is(err, unix.ENODEV):
+		return bridge.LinkGone, nil
+	case err != nil:
+		return 0, err
+	case l.Up():
+		return bridge.LinkUp, nil
+	}
+	return bridge.LinkDown, nil
+}
 
-func (k kernelLinks) Recreate(i int) (int, error) { return k.ifaces[i].recreate() }
+// Recreate makes the interface again as at start (EnsureLink: created and up) and
+// opens a raw CAN socket on it with the configured options: a deleted interface
+// leaves its sockets unbound for good. The interface is removed at exit if cand
+// created it at start, as before.
+func (k kernelLinks) Recreate(i int) (int, error) {
+	in := &k.cfg.Controllers[i].Interface
+	created, err := socketcan.EnsureLink(in.Name, socketcan.Kind(in.Kind), in.Peer, socketcan.FrameSize)
+	if err != nil {
+		return -1, err
+	}
+	if created {
+		k.log.Info("created interface again", "interface", in.Name, "kind", in.Kind)
+	}
+	s, err := socketcan.Open(in.Name, socketcan.Options{RcvBuf: in.RcvBuf})
+	if err != nil {
+		return -1, err
+	}
+	for _, w := range s.Warnings() {
+		k.log.Warn(w.Error(), "interface", in.Name)
+	}
+	return s.Fd(), nil
+}
 
 const (
 	recreateMin = time.Second

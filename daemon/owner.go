@@ -113,7 +113,7 @@ func (w *wiring) links() Links {
 	case w.opt.Links != nil:
 		return w.opt.Links
 	case w.opt.Sockets == nil:
-		return kernelLinks{ifaces: w.ifaces}
+		return kernelLinks{cfg: w.cfg, log: w.log}
 	}
 	return nil
 }

@@ -85,11 +85,10 @@ func (w *wiring) socket(i int, cc *config.Controller) (int, error) {
 	if w.opt.Sockets != nil {
 		return w.opt.Sockets[i], nil
 	}
-	f, err := openIface(cc, w.log)
+	fd, undo, err := openInterface(cc, w.log)
 	if err != nil {
 		return -1, err
 	}
-	w.ifaces = append(w.ifaces, f)
-	w.cleanups = append(w.cleanups, f.close)
-	return f.sock.Fd(), nil
+	w.cleanups = append(w.cleanups, undo)
+	return fd, nil
 }

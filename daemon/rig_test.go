@@ -25,18 +25,18 @@ type rig struct {
 	t      *testing.T
 	cfg    *config.Config
 	pi     *sim.Pi
-	hostMu sync.Mutex
-	host   [][]int // the test's ends per controller, the one in use last (see hostFd)
+	host   []int // the test's ends (see hostFd)
 	d      *Daemon
 	cancel context.CancelFunc
 	done   chan error
-	err    error // what Run returned (set by stop)
-	// expectErr: the test makes the daemon fail, and checks r.err itself.
-	expectErr bool
 
-	links *fakeLinks // the link-event source, with rigOptions.links
-	log   *logBuffer // everything the daemon logged
-	books books      // what the test wrote and read, for checkConservation
+	err error // what Run returned (set by stop)
+	// expectErr: the test makes the daemon fail, and checks err itself.
+	expectErr bool
+	hostMu    sync.Mutex // host, once the test runs (a recreated interface replaces an end)
+	links     *fakeLinks // the link-event source, with rigOptions.links
+	log       *logBuffer // everything the daemon logged
+	books     books      // what the test wrote and read, for checkConservation
 }
 
 // startRig runs the daemon with cfg (see rigConfig) and returns once every
@@ -47,19 +47,26 @@ func startRig(t *testing.T, cfg *config.Config, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1), log: &logBuffer{}}
-	r.books.init(len(cfg.Controllers))
+	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1)}
 	var daemonEnds []int
 	for range cfg.Controllers {
-		host, daemonEnd := r.socketpair()
-		r.host = append(r.host, []int{host})
-		daemonEnds = append(daemonEnds, daemonEnd)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
+		unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
+		r.host = append(r.host, fds[0])
+		daemonEnds = append(daemonEnds, fds[1])
 	}
 	t.Cleanup(func() {
-		for _, fd := range daemonEnds {
+		for _, fd := range append(r.host, daemonEnds...) {
 			unix.Close(fd)
 		}
 	})
+	r.log = &logBuffer{}
+	r.books.init(len(cfg.Controllers))
 	for _, fn := range o.before {
 		fn(pi)
 	}
@@ -91,26 +98,11 @@ func startRig(t *testing.T, cfg *config.Config, o rigOptions) *rig {
 	return r
 }
 
-// socketpair is one controller's CAN socket stand-in: the test's end and the
-// daemon's, closed when the test ends (the daemon's only if the test keeps it).
-func (r *rig) socketpair() (host, daemonEnd int) {
-	r.t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
-	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
-	r.t.Cleanup(func() { unix.Close(fds[0]) })
-	return fds[0], fds[1]
-}
-
 // hostFd is the test's end of controller i's socket now.
 func (r *rig) hostFd(i int) int {
 	r.hostMu.Lock()
 	defer r.hostMu.Unlock()
-	return r.host[i][len(r.host[i])-1]
+	return r.host[i]
 }
 
 // logStages logs each controller's stage latencies (for diagnosing failures).

@@ -16,9 +16,9 @@ import (
 // mlockall off (a test process may not have the rights); each setter applies to
 // the controller added last.
 type rigConfig struct {
+	opts        rigOptions // what startRig does besides (faultrig_test.go)
 	t           *testing.T
 	controllers []*rigController
-	opts        rigOptions
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
@@ -27,7 +27,6 @@ type rigController struct {
 	bitrate     uint32
 	spi         []string // keys of the spi mapping
 	settings    []string // the controller's other "key: value" lines
-	ifaceKeys   []string // keys of the interface mapping besides name
 	peers       []config.SimPeer
 	filters     *config.Filters
 }
@@ -162,7 +161,7 @@ func (c *rigConfig) yaml() string {
 		for _, s := range ct.settings {
 			fmt.Fprintf(&b, "    %s\n", s)
 		}
-		fmt.Fprintf(&b, "    interface: {%s}\n", strings.Join(append([]string{"name: " + ct.iface}, ct.ifaceKeys...), ", "))
+		fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
 		if len(ct.peers) > 0 {
 			b.WriteString("    sim:\n      peers:\n")
 			for _, p := range ct.peers {

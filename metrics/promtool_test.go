@@ -22,8 +22,8 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		c.RXFrames.Inc()
 		c.TEC.Set(97)
 	}
-	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
 	r.AddSimPeers(func() []SimPeer { return []SimPeer{{Controller: "can0", Peer: "flood", Dropped: 4}} })
+	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
 	text := scrapeText(t, r.Handler())
 
 	cmd := exec.Command(promtool, "check", "metrics")
