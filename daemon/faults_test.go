@@ -194,13 +194,14 @@ func TestSocketFailureStopsOnlyItsPort(t *testing.T) {
 	r.checkConservation()
 }
 
-// notifySocket stands in for systemd's notification socket ($NOTIFY_SOCKET).
-type notifySocket struct {
+// readyListener stands in for systemd's notification socket ($NOTIFY_SOCKET), to
+// hear READY=1.
+type readyListener struct {
 	t *testing.T
 	c *net.UnixConn
 }
 
-func listenNotify(t *testing.T) *notifySocket {
+func listenReady(t *testing.T) *readyListener {
 	path := filepath.Join(t.TempDir(), "notify")
 	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
@@ -208,11 +209,11 @@ func listenNotify(t *testing.T) *notifySocket {
 	}
 	t.Cleanup(func() { c.Close() })
 	t.Setenv("NOTIFY_SOCKET", path)
-	return &notifySocket{t: t, c: c}
+	return &readyListener{t: t, c: c}
 }
 
 // expect waits up to 5 s for a notification that contains want.
-func (n *notifySocket) expect(want string) {
+func (n *readyListener) expect(want string) {
 	n.t.Helper()
 	n.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 4096)
@@ -235,7 +236,7 @@ func (n *notifySocket) expect(want string) {
 func TestChipAbsentAtStart(t *testing.T) {
 	for _, miso := range []byte{0xFF, 0x00} {
 		t.Run(fmt.Sprintf("MISO %#02x", miso), func(t *testing.T) {
-			notify := listenNotify(t)
+			notify := listenReady(t)
 			r := newRigConfig(t).
 				named("a", "vcan0").peer(periodicPeer("p", 10*time.Millisecond, 8, 0x100)).peer(answerPeer("echo-a", 1)).
 				controller("b", "vcan1").chipSelect("ce1", false).intGPIO(24).peer(answerPeer("echo-b", 2)).
