@@ -36,8 +36,8 @@
 //     recreated interface's socket takes the old one's place (Owner.ReplaceSocket).
 //   - sockerr.go: each socket error by its cause; one no retry mends ends that
 //     port's bridging, and cand's only once no port is left.
-//   - storm.go: INT stuck low with nothing flagged is polled every 10 ms instead of
-//     spun on.
+//   - storm.go: with INT stuck low and nothing flagged, the chip is polled
+//     (stormPoll) instead of spun on.
 //   - drain.go: on the way out the TX buffers finish, and what waits in the socket
 //     queue is counted.
 //
