@@ -27,7 +27,8 @@ type Options struct {
 	// Sim, when set, is the virtual Pi to run on (tests inspect its peers);
 	// otherwise backend sim builds one from the configuration.
 	Sim *sim.Pi
-	// Ready is called once every controller is initialised and bridging.
+	// Ready is called once every interface is served: each controller initialised
+	// and bridging, or retried while its chip does not answer.
 	Ready func(d *Daemon)
 	// MetricsListener, when set, serves /metrics instead of cfg.Metrics.Listen.
 	MetricsListener net.Listener
