@@ -29,6 +29,18 @@
 //     The TX-done interrupt (rx.go's handler) reaches Port.Transmitted, which
 //     frees the buffer; the next frame is pumped in the same turn.
 //
+// When the interface, its socket or the INT line fails, or cand stops
+// (docs/faults.md has every fault, and what reports it):
+//   - link.go: the link watch's state (Owner.SetLink): the interface down or gone
+//     takes the controller off the bus; up again, it is programmed again; a
+//     recreated interface's socket takes the old one's place (Owner.ReplaceSocket).
+//   - sockerr.go: each socket error by its cause; one no retry mends ends that
+//     port's bridging, and cand's only once no port is left.
+//   - storm.go: with INT stuck low and nothing flagged, the chip is polled
+//     (stormPoll) instead of spun on.
+//   - drain.go: on the way out the TX buffers finish, and what waits in the socket
+//     queue is counted.
+//
 // When the bus or the chip fails:
 //  6. errorframe.go: the chip's error events are counted and, if enabled, sent
 //     as SocketCAN error frames.

@@ -84,7 +84,7 @@ func (p *Port) sendError(ef *socketcan.ErrorFrame) {
 	}
 	ef.Encode(&p.errBuf)
 	if err := socketcan.WriteFrame(p.sockFd, &p.errBuf); err != nil {
-		p.M.SocketWriteErrs.Inc()
+		p.writeErr(err)
 		return
 	}
 	p.M.ErrorFrames.Inc()

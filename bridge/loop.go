@@ -103,6 +103,9 @@ func (o *Owner) loop(ep int) error {
 				return err
 			}
 		}
+		if err := o.check(); err != nil { // sockerr.go: every port's socket failed
+			return err
+		}
 		if err := o.pollWindow(); err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ type Owner struct {
 	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
 	stop      atomic.Bool
 	restart   atomic.Bool
+	failures  int // ports whose socket failed for good (owner thread only)
 
 	// The loop's schedule (loop.go), on the owner thread, and its published counts.
 	win   window
@@ -32,6 +33,11 @@ type Owner struct {
 // any goroutine.
 func (o *Owner) Restart() {
 	o.restart.Store(true)
+	o.kick()
+}
+
+// kick wakes the owner thread through the control eventfd, if it runs.
+func (o *Owner) kick() {
 	if fd := o.ctlFd.Load(); fd > 0 {
 		var one = [8]byte{1}
 		unix.Write(int(fd-1), one[:])
@@ -43,9 +49,10 @@ func (o *Owner) Restart() {
 func (o *Owner) Heartbeat() int64 { return o.heartbeat.Load() }
 
 // Run locks the calling goroutine to its OS thread and runs the loop until ctx is
-// done. It leaves every controller in Configuration mode before it returns. The
-// thread is not unlocked: it may carry real-time settings and ends with the
-// goroutine.
+// done, or until no port can bridge any more (every socket failed: an error).
+// Before it returns it accounts for every frame still in flight (drain.go) and
+// leaves every controller in Configuration mode. The thread is not unlocked: it may
+// carry real-time settings and ends with the goroutine.
 func (o *Owner) Run(ctx context.Context) error {
 	runtime.LockOSThread()
 	if o.Setup != nil {
@@ -72,6 +79,7 @@ func (o *Owner) Run(ctx context.Context) error {
 		return fmt.Errorf("owner: epoll_ctl: %w", err)
 	}
 	for i, p := range o.Ports {
+		p.index, p.ep, p.owner = i, ep, o
 		if err := add(p.intFd, unix.EPOLLIN, i<<2|srcInt); err != nil {
 			return fmt.Errorf("owner: %s: cannot watch the INT line: %w", p.Name, err)
 		}
@@ -89,9 +97,10 @@ func (o *Owner) Run(ctx context.Context) error {
 
 	err = o.loop(ep)
 	for _, p := range o.Ports {
-		if serr := p.Ctl.Stop(); serr != nil && err == nil {
-			err = fmt.Errorf("%s: leaving the bus: %w", p.Name, serr)
-		}
+		p.ep = -1 // the epoll set is closed with Run
+	}
+	if derr := o.drain(); derr != nil && err == nil {
+		err = derr
 	}
 	return err
 }

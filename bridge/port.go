@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"sync/atomic"
 	"time"
 
 	"cand/hw/gpio"
@@ -34,8 +35,9 @@ type PortConfig struct {
 	// before sleeping in epoll_wait again (0 = off). Bounded: on a single-core
 	// board it never starves the rest.
 	PollWindow time.Duration
-	// Log reports state changes (chip lost, chip back); never called per frame.
-	Log func(msg string, args ...any)
+	// Log reports faults (chip lost, interface down, INT stuck, a socket error);
+	// Info reports recoveries (chip back, interface up). Neither is called per frame.
+	Log, Info func(msg string, args ...any)
 }
 
 // Port is one MCP2515 with its interrupt line and its SocketCAN socket. Name, Ctl
@@ -47,14 +49,23 @@ type Port struct {
 
 	// From PortConfig (see there).
 	spi         *SPI
-	intr        mcp2515.IntLine
 	intFd       int
 	sockFd      int
 	errorFrames bool
 	restartNs   int64
 	txTimeoutNs int64
 	pollWindow  time.Duration
-	logf        func(msg string, args ...any)
+	logf, infof func(msg string, args ...any)
+
+	// intr is the INT level as the loop sees it: PortConfig.Int through gate, which
+	// hides it while the port is not bridging or the line is stuck (storm.go). The
+	// controller reads the line itself.
+	intr mcp2515.IntLine
+	gate intGate
+	// INT storm (storm.go): idle counts interrupts in a row that left INT low with
+	// nothing flagged; storm is set once there were stormAfter of them.
+	idle  int
+	storm bool
 
 	// RX (rx.go)
 	edgeNs int64 // kernel timestamp of the INT edge being handled
@@ -86,22 +97,41 @@ type Port struct {
 	busOff    bool
 	held      bool
 	restartAt int64
+	// Bus-off restarts are rate-limited: restartDelay is the last delay used,
+	// restartedAt when the controller was last restarted after bus-off.
+	restartDelay int64
+	restartedAt  int64
 	// Chip health: checked when idle every healthEvery; a chip that does not
 	// answer puts the port down, retried with a doubling back-off.
 	healthAt int64
 	down     bool
 	retryAt  int64
 	backoff  int64
+
+	// Link (link.go): linkWant is what the link watch posted (Owner.SetLink),
+	// linkHave what the port acts on; newSock is a socket handed over by
+	// Owner.ReplaceSocket, + 1 (0: none).
+	linkWant atomic.Int32
+	linkHave LinkState
+	newSock  atomic.Int64
+	ep       int    // the owner's epoll set, for a replaced socket
+	index    int    // the port's place in Owner.Ports (its epoll user data)
+	owner    *Owner // for Owner.check, once the port failed
+	linkErrs bool   // a link error from the socket was logged in this episode
+
+	// Socket errors (sockerr.go): failed is set for good when the socket failed
+	// for a cause no retry mends; failure says which.
+	failed  bool
+	failure error
 }
 
 // NewPort wires a controller to its INT line and socket.
 func NewPort(c PortConfig) *Port {
-	return &Port{
+	p := &Port{
 		Name:        c.Name,
 		Ctl:         c.Ctl,
 		M:           c.Metrics,
 		spi:         c.SPI,
-		intr:        c.Int,
 		intFd:       c.IntFd,
 		sockFd:      c.SockFd,
 		errorFrames: c.ErrorFrames,
@@ -109,7 +139,12 @@ func NewPort(c PortConfig) *Port {
 		txTimeoutNs: c.TxTimeoutNs,
 		pollWindow:  c.PollWindow,
 		logf:        c.Log,
+		infof:       c.Info,
+		ep:          -1,
 	}
+	p.gate.line = c.Int
+	p.intr = &p.gate
+	return p
 }
 
 func (p *Port) log(msg string, args ...any) {
@@ -117,3 +152,14 @@ func (p *Port) log(msg string, args ...any) {
 		p.logf(msg, args...)
 	}
 }
+
+func (p *Port) info(msg string, args ...any) {
+	if p.infof != nil {
+		p.infof(msg, args...)
+	}
+}
+
+// bridging reports whether the port moves frames: its interface up, its chip
+// answering, its socket working. A bus-off controller is bridging (held off the
+// bus until its restart).
+func (p *Port) bridging() bool { return p.linkHave == LinkUp && !p.down && !p.failed }

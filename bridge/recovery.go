@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"time"
 
 	"cand/internal/mono"
@@ -12,16 +13,50 @@ const (
 	healthEvery = int64(time.Second)
 	backoffMin  = int64(100 * time.Millisecond)
 	backoffMax  = int64(10 * time.Second)
+	// Bus-off restarts are rate-limited, where the kernel has restart-ms alone
+	// (drivers/net/can/dev/dev.c restarts every restart_ms, however often): a
+	// bus-off less than restartWindow after the previous restart doubles the
+	// delay, up to restartMax (or restart_ms, if longer); once the controller
+	// stayed on the bus for restartWindow, the next delay is restart_ms again.
+	restartWindow = int64(10 * time.Second)
+	restartMax    = int64(10 * time.Second)
 )
 
-// enterBusOff counts a bus-off and schedules the restart (restart_ms), or leaves it
-// to Owner.Restart.
+// Start programs the chip before the loop runs, on the owner thread. A chip that
+// does not answer (missing, unpowered, MISO stuck) is not fatal: the port starts
+// down, its interface served, and the chip is retried with back-off. It returns the
+// chip's error, for the caller to report.
+func (p *Port) Start() error {
+	p.M.LinkUp.Set(1)
+	if err := p.Ctl.Init(); err != nil {
+		p.goDown()
+		p.log("chip does not answer at start: its interface is served, and the chip retried with back-off", "controller", p.Name, "err", err.Error())
+		return err
+	}
+	p.healthAt = mono.Now() + healthEvery
+	p.M.ChipUp.Set(1)
+	return nil
+}
+
+// enterBusOff counts a bus-off and schedules the restart (restart_ms, rate-limited),
+// or leaves it to Owner.Restart.
 func (p *Port) enterBusOff() {
 	p.M.BusOffs.Inc()
 	p.busOff = true
-	if p.restartNs > 0 {
-		p.restartAt = mono.Now() + p.restartNs
+	if p.restartNs == 0 {
+		return
 	}
+	now := mono.Now()
+	delay := p.restartNs
+	if p.restartedAt != 0 && now-p.restartedAt < restartWindow {
+		delay = min(max(2*p.restartDelay, p.restartNs), max(restartMax, p.restartNs))
+		if delay != p.restartDelay {
+			p.log("bus-off again soon after the last restart: restart delayed", "controller", p.Name,
+				"delay", time.Duration(delay).String(), "window", time.Duration(restartWindow).String())
+		}
+	}
+	p.restartDelay = delay
+	p.restartAt = now + delay
 }
 
 // afterInterrupt acts on what the interrupt reported: a chip that reset itself is
@@ -43,11 +78,15 @@ func (p *Port) afterInterrupt() error {
 	return nil
 }
 
-// recover is the port's recovery in one loop turn: the chip-health check (or a down
-// port's retry) when due, and the bus-off restart when due or asked for (manual).
-// It returns timeout (ms) shortened to the next recovery deadline, and whether the
-// port is on the bus and bridging this turn.
+// recover is the port's recovery in one loop turn: the interface's link state, the
+// chip-health check (or a down port's retry) when due, the bus-off restart when due
+// or asked for (manual), and a stuck INT line. It returns timeout (ms) shortened to
+// the next recovery deadline, and whether the port is on the bus and bridging this
+// turn.
 func (p *Port) recover(manual bool, timeout int) (int, bool) {
+	if p.failed || !p.followLink() {
+		return timeout, false
+	}
 	if next := p.health(mono.Now()); next != 0 {
 		timeout = min(timeout, max(int((next-mono.Now())/1e6)+1, 1))
 	}
@@ -63,18 +102,16 @@ func (p *Port) recover(manual bool, timeout int) (int, bool) {
 			timeout = min(timeout, int((p.restartAt-now)/1e6)+1)
 		}
 	}
-	return timeout, true
+	return p.stormTimeout(timeout), true
 }
 
 // restart re-initialises the controller (RESET clears TEC/REC: error-active) after
-// bus-off or a chip reset. Frames that were loaded and not sent are dropped and
-// counted; frames still in the socket queue go out afterwards. announce sends
-// CAN_ERR_RESTARTED, as the kernel does after a bus-off restart.
-func (p *Port) restart(announce bool) error {
-	if n := p.Ctl.Pending(); n > 0 {
-		p.M.TXDropped.Add(uint64(n))
-	}
-	p.txReadNs = [3]int64{}
+// bus-off, a chip reset or its interface coming back up. Frames that were loaded and
+// not sent are dropped and counted; frames still in the socket queue go out
+// afterwards. After bus-off it is counted (cand_restarts_total) and announced with
+// CAN_ERR_RESTARTED, as the kernel does.
+func (p *Port) restart(afterBusOff bool) error {
+	p.dropPending()
 	if err := p.Ctl.Init(); err != nil {
 		return err
 	}
@@ -82,7 +119,10 @@ func (p *Port) restart(announce bool) error {
 	p.M.BusState.Set(int64(mcp2515.StateErrorActive))
 	p.M.TEC.Set(0)
 	p.M.REC.Set(0)
-	if announce {
+	p.M.ChipUp.Set(1)
+	if afterBusOff {
+		p.M.Restarts.Inc()
+		p.restartedAt = mono.Now()
 		p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_RESTARTED})
 	}
 	return nil
@@ -111,28 +151,48 @@ func (p *Port) health(now int64) int64 {
 // Frames from the socket wait meanwhile (the socket queue is the buffer).
 func (p *Port) chipLost(why error) {
 	p.M.ChipResets.Inc()
+	p.M.ChipUp.Set(0) // until it is programmed again
 	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
 	if p.restartOrDown(false) {
-		p.log("chip re-initialised", "controller", p.Name)
+		p.info("chip re-initialised", "controller", p.Name)
 	}
 }
 
 // restartOrDown restarts the controller; if the chip does not answer, the port goes
 // down and is retried with back-off instead of stopping cand. It reports success.
-func (p *Port) restartOrDown(announce bool) bool {
-	if err := p.restart(announce); err != nil {
-		p.down = true
-		p.backoff = backoffMin
-		p.retryAt = mono.Now() + p.backoff
+func (p *Port) restartOrDown(afterBusOff bool) bool {
+	if err := p.restart(afterBusOff); err != nil {
+		p.goDown()
 		p.log("chip does not answer; retrying with back-off", "controller", p.Name, "err", err.Error())
 		return false
 	}
 	return true
 }
 
-// retry re-initialises a down port's chip; while it does not answer, the back-off
-// doubles up to backoffMax.
+// goDown takes the port down until its chip answers again: retried from backoffMin.
+func (p *Port) goDown() {
+	p.down = true
+	p.backoff = backoffMin
+	p.retryAt = mono.Now() + p.backoff
+	p.M.ChipUp.Set(0)
+	p.updateGate()
+}
+
+// retry tries a down port's chip again; while it does not answer, the back-off
+// doubles up to backoffMax. A chip still missing reads MISO stuck, which Check
+// tells in one transfer, without RESET's 10 ms wait (the other ports on the bus are
+// served meanwhile). A chip that kept its configuration (its SPI wires were only
+// cut) is taken off the bus and read first: the frames and overflows it holds
+// reach the socket before the RESET.
 func (p *Port) retry() {
+	switch err := p.Ctl.Check(); {
+	case errors.Is(err, mcp2515.ErrNoChip):
+		p.backoff = min(2*p.backoff, backoffMax)
+		p.retryAt = mono.Now() + p.backoff
+		return
+	case err == nil:
+		p.leaveBus() // no frame arrives between this read and the RESET
+	}
 	if err := p.restart(false); err != nil {
 		p.backoff = min(2*p.backoff, backoffMax)
 		p.retryAt = mono.Now() + p.backoff
@@ -140,5 +200,6 @@ func (p *Port) retry() {
 	}
 	p.down = false
 	p.healthAt = mono.Now() + healthEvery
-	p.log("chip back; bridging again", "controller", p.Name)
+	p.updateGate()
+	p.info("chip back; bridging again", "controller", p.Name)
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"fmt"
 
 	"go.einride.tech/can"
@@ -9,6 +10,7 @@ import (
 	"cand/canwire"
 	"cand/hw/gpio"
 	"cand/internal/mono"
+	"cand/mcp2515"
 	"cand/socketcan"
 )
 
@@ -51,7 +53,8 @@ func (p *Port) intEvents() error {
 
 // interrupt handles one INT assertion whose edge the kernel stamped at edgeNs:
 // HandleInterrupt reads the status and the full RX buffers (each frame goes to
-// Received), and reports TX done and errors.
+// Received), and reports TX done and errors (storm.go: or one Poll, while the line
+// is stuck).
 func (p *Port) interrupt(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)
@@ -62,7 +65,14 @@ func (p *Port) interrupt(edgeNs int64) error {
 		p.M.IntToHandler.Observe(start - edgeNs)
 	}
 	p.spi.BeginInterrupt(start)
-	done, err := p.Ctl.HandleInterrupt(p)
+	done, err := p.service()
+	if errors.Is(err, mcp2515.ErrNoChip) {
+		// The chip stopped answering (MISO floats): recovery, not the end of cand.
+		p.spi.EndInterrupt()
+		p.edgeNs = 0
+		p.chipLost(err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -93,7 +103,7 @@ func (p *Port) Received(f *can.Frame) {
 	if err != nil {
 		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
 		// it. Counted, never silent.
-		p.M.SocketWriteErrs.Inc()
+		p.writeErr(err)
 		return
 	}
 	now := mono.Now()

@@ -1,10 +1,11 @@
 package bridge
 
 import (
-	"golang.org/x/sys/unix"
+	"errors"
 
 	"cand/canwire"
 	"cand/internal/mono"
+	"cand/mcp2515"
 	"cand/socketcan"
 )
 
@@ -14,16 +15,15 @@ import (
 // sockReadable stays set until a read returns EAGAIN.
 func (p *Port) pumpTX() error {
 	// Off the bus, frames wait in the socket queue until the restart.
-	for p.sockReadable && !p.busOff && !p.down && p.Ctl.TxFree() {
+	for p.sockReadable && !p.busOff && p.bridging() && p.Ctl.TxFree() {
 		_, err := socketcan.ReadFrame(p.sockFd, &p.txBuf, &p.drops)
-		if err == unix.EAGAIN || err == unix.EINTR {
-			if err == unix.EAGAIN {
-				p.sockReadable = false
+		if err != nil {
+			// By its cause (sockerr.go): back-pressure, a link event, a bad
+			// record, or the end of this port's bridging.
+			if !p.readErr(err) {
+				break
 			}
 			continue
-		}
-		if err != nil {
-			return err
 		}
 		readNs := mono.Now()
 		if p.drops != p.lastDrops {
@@ -94,5 +94,9 @@ func (p *Port) txTimeout() error {
 	}
 	p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_TX_TIMEOUT})
 	_, err := p.Ctl.HandleInterrupt(p)
+	if errors.Is(err, mcp2515.ErrNoChip) {
+		p.chipLost(err)
+		return nil
+	}
 	return err
 }

@@ -250,7 +250,21 @@ type Interface struct {
 	// of each end of the socketpair, which bounds that direction's queue). Default
 	// 4 MiB; 4 KiB..1 GiB.
 	RcvBuf int `yaml:"rcvbuf"`
+	// OnDelete is what cand does when the interface is deleted while it runs (`ip link
+	// del`): recreate (default) creates it again and bridges on; exit stops cand with
+	// a non-zero status, for systemd to restart it.
+	OnDelete OnDelete `yaml:"on_delete"`
 }
+
+// OnDelete is what cand does when its interface is deleted under it.
+type OnDelete string
+
+const (
+	OnDeleteRecreate OnDelete = "recreate"
+	OnDeleteExit     OnDelete = "exit"
+)
+
+func (OnDelete) choices() []string { return []string{string(OnDeleteRecreate), string(OnDeleteExit)} }
 
 // SimBus is the simulated CAN bus a controller sits on.
 type SimBus struct {

@@ -140,6 +140,9 @@ func controllerDefaults(ct *Controller, p string, d *decoder) {
 	if !d.has(p + ".interface.rcvbuf") {
 		ct.Interface.RcvBuf = DefaultRcvBuf
 	}
+	if !d.has(p + ".interface.on_delete") {
+		ct.Interface.OnDelete = OnDeleteRecreate
+	}
 	for i := range ct.Sim.Peers {
 		peer := &ct.Sim.Peers[i]
 		pp := fmt.Sprintf("%s.sim.peers[%d]", p, i)

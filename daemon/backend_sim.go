@@ -16,7 +16,8 @@ type simBackend struct {
 	*hardware
 	pi    *sim.Pi
 	cpu   config.SimCPU
-	buses int // one simulated bus thread per controller
+	buses int      // one simulated bus thread per controller
+	names []string // the controllers' names, index-aligned with the board's nodes
 	saved *bcm2835.Saved
 	log   *slog.Logger
 }
@@ -45,10 +46,12 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 		gpio: g,
 		spi:  bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()}),
 	}
+	var names []string
 	for i := range cfg.Controllers {
 		h.fds = append(h.fds, pi.IntFd(i))
+		names = append(names, cfg.Controllers[i].Name)
 	}
-	return &simBackend{hardware: h, pi: pi, cpu: cfg.Hardware.SimCPU, buses: len(cfg.Controllers), saved: saved, log: log}, nil
+	return &simBackend{hardware: h, pi: pi, cpu: cfg.Hardware.SimCPU, buses: len(cfg.Controllers), names: names, saved: saved, log: log}, nil
 }
 
 func (b *simBackend) threads() int { return b.buses }
@@ -58,6 +61,15 @@ func (b *simBackend) observe(r *metrics.Registry) {
 	r.AddSimClock(func() metrics.SimClock {
 		s := clk.Stats()
 		return metrics.SimClock{CPUStalls: s.CPUStalls, CPUStallNs: s.CPUStallNs, BusLate: s.BusLate, BusLateNs: s.BusLateNs}
+	})
+	r.AddSimPeers(func() []metrics.SimPeer {
+		var out []metrics.SimPeer
+		for i, name := range b.names {
+			for _, p := range b.pi.Node(i).Peers {
+				out = append(out, metrics.SimPeer{Controller: name, Peer: p.Name(), Dropped: p.Stats().Dropped})
+			}
+		}
+		return out
 	})
 }
 

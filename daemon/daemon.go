@@ -28,10 +28,16 @@ type Options struct {
 	// Sim, when set, is the virtual Pi to run on (tests inspect its peers);
 	// otherwise backend sim builds one from the configuration.
 	Sim *sim.Pi
-	// Ready is called once every controller is initialised and bridging.
+	// Ready is called once every interface is served: each controller initialised
+	// and bridging, or retried while its chip does not answer.
 	Ready func(d *Daemon)
 	// MetricsListener, when set, serves /metrics instead of cfg.Metrics.Listen.
 	MetricsListener net.Listener
+	// Links, when set, is where the daemon learns its interfaces' link state and
+	// how it recreates a deleted one (tests, with Sockets); otherwise it follows
+	// the interfaces it opened over rtnetlink. With Sockets and no Links, the link
+	// state is not followed.
+	Links Links
 }
 
 // Daemon is a running cand; tests reach its parts through it.

@@ -35,4 +35,5 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
+	r.checkConservation()
 }

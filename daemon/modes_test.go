@@ -33,6 +33,7 @@ func TestFilters(t *testing.T) {
 			t.Errorf("ID %#x never arrived (seen %v)", id, seen)
 		}
 	}
+	r.checkConservation()
 }
 
 // Loopback mode: what cand sends comes straight back from the chip and never
@@ -50,6 +51,7 @@ func TestLoopbackMode(t *testing.T) {
 	if st := r.pi.Node(0).Peers[0].Stats(); st.Received != 0 || st.Sent != 0 {
 		t.Fatalf("the bus saw traffic in loopback mode: %+v", st)
 	}
+	r.checkConservation()
 }
 
 // Listen-only mode: cand receives the bus's traffic but never transmits or ACKs.
@@ -71,6 +73,7 @@ func TestListenOnlyMode(t *testing.T) {
 			}
 		}
 	}
+	r.checkConservation()
 }
 
 // One-shot mode: with nobody to ACK, the frame is tried once (TEC = 8 after one
@@ -87,4 +90,5 @@ func TestOneShotMode(t *testing.T) {
 	if m.TXFrames.Load() != 0 || m.TEC.Load() != 8 {
 		t.Fatalf("tx frames %d, TEC %d; want 0 and 8 (one attempt)", m.TXFrames.Load(), m.TEC.Load())
 	}
+	r.checkConservation()
 }

@@ -59,4 +59,5 @@ func TestTwoControllersNoCrossTalk(t *testing.T) {
 			}
 		}
 	}
+	r.checkConservation()
 }

@@ -36,9 +36,11 @@ func (w *wiring) ownerSetup(inits []func() error, ready chan<- struct{}) func() 
 	}
 }
 
-// bridge runs the owner thread until ctx is done. Once it is ready it tells
-// systemd (READY=1), calls Options.Ready, and starts the watchdog and the SIGUSR1
-// restart; on the way out it tells systemd STOPPING=1.
+// bridge runs the owner thread, and the link watch beside it, until ctx is done or
+// one of them must stop cand. Once every interface is served (its chip answering or
+// retried) it tells systemd (READY=1), calls Options.Ready, and starts the watchdog
+// and the SIGUSR1 restart; on the way out it tells systemd STOPPING=1 and logs what
+// was left unsent.
 func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -49,6 +51,24 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 		defer wg.Done()
 		errc <- w.Owner.Run(runCtx)
 	}()
+	stopc := make(chan error, 1) // the link watch's reason to stop cand
+	if links := w.links(); links != nil {
+		lw := newLinkWatch(w, links)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := lw.run(runCtx); err != nil {
+				stopc <- err
+			}
+		}()
+	}
+	// stop ends the run for the link watch's reason, once the owner has stopped.
+	stop := func(err error) error {
+		cancel()
+		<-errc
+		wg.Wait()
+		return err
+	}
 	notifier := sdnotify.FromEnv()
 	select {
 	case <-ready:
@@ -60,16 +80,48 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 		go watchdog(runCtx, notifier, w.Owner)
 		go manualRestart(runCtx, w.Owner, w.log)
 	case err := <-errc:
+		cancel()
 		wg.Wait()
 		return err
+	case err := <-stopc:
+		return stop(err)
 	}
-	err := <-errc
-	wg.Wait()
+	var err error
+	select {
+	case err = <-errc:
+		cancel()
+		wg.Wait()
+	case lerr := <-stopc:
+		err = stop(lerr)
+	}
 	notifier.Send("STOPPING=1")
+	w.logStopped()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	return err
+}
+
+// links is what follows the interfaces' link state: Options.Links, or rtnetlink
+// for the interfaces cand opened; nil with Options.Sockets alone.
+func (w *wiring) links() Links {
+	switch {
+	case w.opt.Links != nil:
+		return w.opt.Links
+	case w.opt.Sockets == nil:
+		return kernelLinks{cfg: w.cfg, log: w.log}
+	}
+	return nil
+}
+
+// logStopped is the exit's log line: what each controller left undone.
+func (w *wiring) logStopped() {
+	var unsent, dropped uint64
+	for _, p := range w.Owner.Ports {
+		unsent += p.M.TXUnsentAtExit.Load()
+		dropped += p.M.TXDropped.Load()
+	}
+	w.log.Info("stopped", "tx_unsent_at_exit", unsent, "tx_dropped", dropped)
 }
 
 // spareProcs gives the Go scheduler one P more than the CPUs for the owner thread

@@ -56,7 +56,7 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)
 	}
-	w.Owner.Ports = append(w.Owner.Ports, bridge.NewPort(bridge.PortConfig{
+	port := bridge.NewPort(bridge.PortConfig{
 		Name:        cc.Name,
 		Ctl:         ctl,
 		SPI:         spi,
@@ -69,14 +69,17 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 		TxTimeoutNs: int64(cc.TxTimeout.D()),
 		PollWindow:  cc.IntPollWindow.D(),
 		Log:         w.log.Warn,
-	}))
+		Info:        w.log.Info,
+	})
+	w.Owner.Ports = append(w.Owner.Ports, port)
 	log := w.log
 	return func() error {
-		if err := ctl.Init(); err != nil {
-			return fmt.Errorf("controller %s: %w", cc.Name, err)
+		// A chip that does not answer is retried with back-off, its interface
+		// served meanwhile (Port.Start logs it): not a reason to stop.
+		if port.Start() == nil {
+			log.Info("controller ready", "controller", cc.Name, "interface", cc.Interface.Name, "timing", bt.String(),
+				"sclk_hz", sclk, "sclk_range_hz", fmt.Sprintf("%d..%d", sclkLo, sclkHi))
 		}
-		log.Info("controller ready", "controller", cc.Name, "interface", cc.Interface.Name, "timing", bt.String(),
-			"sclk_hz", sclk, "sclk_range_hz", fmt.Sprintf("%d..%d", sclkLo, sclkHi))
 		return nil
 	}, nil
 }

@@ -49,4 +49,7 @@ func TestPrometheusScrapesDaemon(t *testing.T) {
 		t.Errorf("cand_rx_frames_total = %g, want > 0", frames)
 	}
 	t.Logf("Prometheus: rx_end_to_end p99 = %.1f µs, cand_rx_frames_total = %g", p99*1e6, frames)
+	cancel()
+	<-drained
+	r.checkConservation()
 }

@@ -54,6 +54,7 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 	if m.BusState.Load() != 2 || m.TEC.Load() < 128-16 {
 		t.Fatalf("bus state %d, TEC %d; want 2 (passive), ≥ 112", m.BusState.Load(), m.TEC.Load())
 	}
+	r.checkConservation()
 }
 
 // error_frames: false: the state changes are tracked and exported, but no error
@@ -69,6 +70,7 @@ func TestErrorFramesOff(t *testing.T) {
 	if m.ErrorFrames.Load() != 0 {
 		t.Fatalf("cand_error_frames_total = %d, want 0", m.ErrorFrames.Load())
 	}
+	r.checkConservation()
 }
 
 // busOffRig starts cand with restart_ms and an answering peer, sticks the bus
@@ -135,6 +137,7 @@ func TestBusOffAndRestart(t *testing.T) {
 	want := g
 	want.ID++
 	r.expectAnswer(want)
+	r.checkConservation()
 }
 
 // Bus-off with restart_ms 0: the controller stays off the bus until a manual
@@ -167,6 +170,7 @@ func TestBusOffManualRestart(t *testing.T) {
 	// The frame that waited in the socket queue goes out (once the bus is free)
 	// and is answered.
 	r.expectAnswer(can.Frame{ID: 0x201, Length: 1, Data: can.Data{2}})
+	r.checkConservation()
 }
 
 // Chip health: a chip that resets itself (brown-out) is noticed by the idle-time
@@ -194,7 +198,7 @@ func TestChipResetAndUnplug(t *testing.T) {
 		}
 	}
 	flowing("before")
-	chip.PowerCycle(r.pi.Clock().Reach())
+	r.powerCycle(0)
 	waitFor(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
 	flowing("after the reset")
 
@@ -205,4 +209,5 @@ func TestChipResetAndUnplug(t *testing.T) {
 	if m.ChipResets.Load() != 2 {
 		t.Fatalf("chip resets %d, want 2", m.ChipResets.Load())
 	}
+	r.checkConservation()
 }

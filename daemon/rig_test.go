@@ -3,9 +3,9 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,15 +25,23 @@ type rig struct {
 	t      testing.TB
 	cfg    *config.Config
 	pi     *sim.Pi
-	host   []int // the test's ends
+	host   []int // the test's ends (see hostFd)
 	d      *Daemon
 	cancel context.CancelFunc
 	done   chan error
+
+	err error // what Run returned (set by stop)
+	// expectErr: the test makes the daemon fail, and checks err itself.
+	expectErr bool
+	hostMu    sync.Mutex // host, once the test runs (a recreated interface replaces an end)
+	links     *fakeLinks // the link-event source, with rigOptions.links
+	log       *logBuffer // everything the daemon logged
+	books     books      // what the test wrote and read, for checkConservation
 }
 
 // startRig runs the daemon with cfg (see rigConfig) and returns once every
 // controller is bridging. The daemon stops when the test ends.
-func startRig(t testing.TB, cfg *config.Config) *rig {
+func startRig(t testing.TB, cfg *config.Config, o rigOptions) *rig {
 	t.Helper()
 	pi, err := sim.New(cfg)
 	if err != nil {
@@ -66,6 +74,11 @@ func startRig(t testing.TB, cfg *config.Config) *rig {
 			}
 		}
 	})
+	r.log = &logBuffer{}
+	r.books.init(len(cfg.Controllers))
+	for _, fn := range o.before {
+		fn(pi)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +86,14 @@ func startRig(t testing.TB, cfg *config.Config) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	ready := make(chan *Daemon, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.Default()
+	opt := Options{Version: "test", Log: slog.New(slog.NewTextHandler(r.log, nil)), Sockets: daemonEnds, Sim: pi,
+		MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }}
+	if o.links {
+		r.links = newFakeLinks(r)
+		opt.Links = r.links
 	}
 	go func() {
-		r.done <- Run(ctx, cfg, Options{Version: "test", Log: log, Sockets: daemonEnds, Sim: pi,
-			MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }})
+		r.done <- Run(ctx, cfg, opt)
 	}()
 	select {
 	case r.d = <-ready:
@@ -88,8 +102,16 @@ func startRig(t testing.TB, cfg *config.Config) *rig {
 	case <-time.After(20 * time.Second):
 		t.Fatal("daemon not ready after 20s")
 	}
+	r.books.startSampling(r)
 	t.Cleanup(r.stop)
 	return r
+}
+
+// hostFd is the test's end of controller i's socket now.
+func (r *rig) hostFd(i int) int {
+	r.hostMu.Lock()
+	defer r.hostMu.Unlock()
+	return r.host[i]
 }
 
 // logStages logs each controller's stage latencies (for diagnosing failures).
@@ -109,13 +131,29 @@ func (r *rig) stop() {
 	r.cancel()
 	r.cancel = nil
 	select {
-	case err := <-r.done:
-		if err != nil {
-			r.t.Errorf("daemon: %v", err)
+	case r.err = <-r.done:
+		if r.err != nil && !r.expectErr {
+			r.t.Errorf("daemon: %v", r.err)
 		}
 	case <-time.After(10 * time.Second):
 		r.t.Error("daemon did not stop within 10s")
 	}
+	r.books.stopSampling(r)
+}
+
+// waitExit waits up to d for the daemon to stop by itself and returns what Run
+// returned.
+func (r *rig) waitExit(d time.Duration) error {
+	r.t.Helper()
+	select {
+	case r.err = <-r.done:
+	case <-time.After(d):
+		r.t.Fatalf("daemon did not stop by itself within %v", d)
+	}
+	r.cancel()
+	r.cancel = nil
+	r.books.stopSampling(r)
+	return r.err
 }
 
 // read returns the next frame the daemon wrote for controller i, waiting up to d.
@@ -123,13 +161,14 @@ func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, erro
 	var b [socketcan.FrameSize]byte
 	deadline := time.Now().Add(d)
 	for {
-		pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLIN}}
+		fd := r.hostFd(i)
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		left := time.Until(deadline)
 		if left <= 0 {
 			return can.Frame{}, 0, errors.New("timeout")
 		}
 		unix.Poll(pfd, int(left/time.Millisecond)+1)
-		n, err := unix.Read(r.host[i], b[:])
+		n, err := unix.Read(fd, b[:])
 		if err == unix.EAGAIN || err == unix.EINTR {
 			continue
 		}
@@ -140,6 +179,7 @@ func (r *rig) read(i int, d time.Duration) (can.Frame, socketcan.FrameKind, erro
 			return can.Frame{}, 0, errors.New("short record")
 		}
 		f, k := socketcan.Decode(&b)
+		r.books.noteRead(i, f, k)
 		return f, k, nil
 	}
 }
@@ -148,15 +188,18 @@ func (r *rig) write(i int, f can.Frame) {
 	var b [socketcan.FrameSize]byte
 	socketcan.Encode(&b, f)
 	for {
-		_, err := unix.Write(r.host[i], b[:])
+		fd := r.hostFd(i)
+		_, err := unix.Write(fd, b[:])
 		if err == unix.EAGAIN || err == unix.ENOBUFS {
-			pfd := []unix.PollFd{{Fd: int32(r.host[i]), Events: unix.POLLOUT}}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
 			unix.Poll(pfd, 100)
 			continue
 		}
 		if err != nil {
 			r.t.Error(err) // may run on a sender goroutine: no Fatal
+			return
 		}
+		r.books.noteWrite(i, f)
 		return
 	}
 }

@@ -16,6 +16,7 @@ import (
 // mlockall off (a test process may not have the rights) and no status socket;
 // each setter applies to the controller added last.
 type rigConfig struct {
+	opts        rigOptions // what startRig does besides (faultrig_test.go)
 	t           testing.TB
 	metrics     []string // keys of the metrics mapping
 	controllers []*rigController
@@ -178,7 +179,7 @@ func (c *rigConfig) build() *config.Config {
 // start runs the daemon with this configuration (see startRig).
 func (c *rigConfig) start() *rig {
 	c.t.Helper()
-	return startRig(c.t, c.build())
+	return startRig(c.t, c.build(), c.opts)
 }
 
 // yaml is the configuration file. Keys the test did not set are left out, so

@@ -56,6 +56,7 @@ func TestPeriodicPeerFramesReachSocket(t *testing.T) {
 	if !got100 || !gotExt {
 		t.Fatalf("frames: 0x100 %d, 0x18DAF110 %d", next100, nextExt)
 	}
+	r.checkConservation()
 }
 
 // With int_poll_window the owner thread keeps watching the INT level after an
@@ -83,6 +84,7 @@ func TestIntPollWindow(t *testing.T) {
 		r.logStages()
 		t.Fatal("no interrupt was found by the poll window")
 	}
+	r.checkConservation()
 }
 
 // RX overflow: with the SPI clock at 100 kHz a frame takes ~1.4 ms to read, while
@@ -131,4 +133,5 @@ func TestRXOverflowReported(t *testing.T) {
 	if m.RXOverflows.Load() < 3 || m.BothRXFull.Count() == 0 {
 		t.Fatalf("overflows counted %d, both-full samples %d", m.RXOverflows.Load(), m.BothRXFull.Count())
 	}
+	r.checkConservation()
 }

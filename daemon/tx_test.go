@@ -57,6 +57,7 @@ func TestSocketToBusAndBack(t *testing.T) {
 	if st := r.pi.Node(0).Peers[0].Stats(); st.Received != n || st.Sent != n {
 		t.Fatalf("answering peer received %d and sent %d frames, want %d each", st.Received, st.Sent, n)
 	}
+	r.checkConservation()
 }
 
 // 10,000 frames from the socket, with all three TX buffers in use, arrive on the
@@ -88,6 +89,7 @@ func TestTXOrderThreeBuffers(t *testing.T) {
 			t.Fatalf("bus frame %d: got %v, want %v", i, rec.Frame, want)
 		}
 	}
+	r.checkConservation()
 }
 
 // TX timeout: a frame nobody ACKs is aborted after tx_timeout (CANCTRL.ABAT),
@@ -112,4 +114,5 @@ func TestTxTimeout(t *testing.T) {
 	// The next frame is taken from the socket and tried (and times out in turn).
 	r.write(0, can.Frame{ID: 0x124, Length: 1, Data: can.Data{2}})
 	waitFor(t, 5*time.Second, "the second frame to time out", func() bool { return m.TXDropped.Load() == 2 })
+	r.checkConservation()
 }

@@ -200,6 +200,7 @@ func (c *Controller) Init() error {
 			return err
 		}
 	}
+	c.txPrio = [3]byte{} // TXP 0, as just written: Transmit sets it again when it differs
 	// Verify: a chip that is not there reads back 0x00 or 0xFF.
 	got, err := c.readRegs(RegCNF3, 4)
 	if err != nil {

@@ -12,42 +12,13 @@ const maxPasses = 16
 // buffers. When INT stays low with no RX/TX flag, the error pass reads the error
 // registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
 //
-// It returns done=false if INT was still asserted after maxPasses passes.
+// It returns done=false if INT was still asserted after maxPasses passes, and
+// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
-		c.stats.Passes++
-		c.statusAt = c.now()
-		c.tx[0], c.tx[1] = InstrReadStatus, 0
-		if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
+		work, err := c.statusPass(sink, pass)
+		if err != nil {
 			return false, err
-		}
-		st := c.rx[1]
-		work := false
-		if st&(StatusRX0IF|StatusRX1IF) != 0 {
-			work = true
-			if err := c.drainRX(st, sink); err != nil {
-				return false, err
-			}
-			// READ STATUS does not show ERRIF. Under sustained traffic a pass always
-			// finds RX work, so the error pass below would never run: check the
-			// error flags whenever both buffers were full (the only time a frame can
-			// overflow) and every few busy passes.
-			if st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF || pass%4 == 3 {
-				if err := c.errorCheck(sink); err != nil {
-					return false, err
-				}
-			}
-		}
-		if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
-			work = true
-			if err := c.txDone(txif, sink); err != nil {
-				return false, err
-			}
-		}
-		if c.nPending > 0 || c.aborting {
-			if err := c.txGone(st, sink); err != nil {
-				return false, err
-			}
 		}
 		if !c.intr.Asserted() {
 			c.rxb1First = false
@@ -65,6 +36,73 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 		}
 	}
 	return false, nil
+}
+
+// statusPass is one READ STATUS and what it shows: the full RX buffers read in bus
+// order, finished TX buffers released, and pending ones the chip gave up reported.
+// work reports RX or TX flags. pass is the pass's number within the interrupt.
+func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
+	c.stats.Passes++
+	c.statusAt = c.now()
+	c.tx[0], c.tx[1] = InstrReadStatus, 0
+	if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
+		return false, err
+	}
+	st := c.rx[1]
+	if st == 0xFF {
+		// Both RX flags, every TXnIF and every TXREQ at once cannot be: a buffer's
+		// TXnIF sets as its TXREQ clears (datasheet §3.3). MISO floats high: no
+		// chip answers, and what the RX buffers would read is no frame.
+		return false, ErrNoChip
+	}
+	if st&(StatusRX0IF|StatusRX1IF) == 0 {
+		// Both RX buffers empty: the next frame lands in RXB0, so nothing in RXB1
+		// can be older than it (see drainRX), even if INT never went high (stuck).
+		c.rxb1First = false
+	} else {
+		work = true
+		if err := c.drainRX(st, sink); err != nil {
+			return false, err
+		}
+		// READ STATUS does not show ERRIF. Under sustained traffic a pass always
+		// finds RX work, so the error pass would never run: check the error flags
+		// whenever both buffers were full (the only time a frame can overflow) and
+		// every few busy passes.
+		if st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF || pass%4 == 3 {
+			if err := c.errorCheck(sink); err != nil {
+				return false, err
+			}
+		}
+	}
+	if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
+		work = true
+		if err := c.txDone(txif, sink); err != nil {
+			return false, err
+		}
+	}
+	if c.nPending > 0 || c.aborting {
+		if err := c.txGone(st, sink); err != nil {
+			return false, err
+		}
+	}
+	return work, nil
+}
+
+// Poll services the chip without looking at INT: status passes until one finds
+// no RX or TX flag (at most maxPasses), then the error pass (which also checks that
+// the chip kept its configuration). It is how the owner services a chip whose INT
+// line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
+func (c *Controller) Poll(sink Sink) error {
+	for pass := 0; pass < maxPasses; pass++ {
+		work, err := c.statusPass(sink, pass)
+		if err != nil {
+			return err
+		}
+		if !work {
+			break
+		}
+	}
+	return c.errorPass(sink)
 }
 
 // drainRX reads the full RX buffers in the order the frames arrived.

@@ -51,11 +51,15 @@ type Controller struct {
 	TXBytes          *Counter // cand_tx_bytes_total (data bytes)
 	RXBits           *Counter // cand_rx_bit_times_total: bit times on the wire of received frames, stuffing and intermission included
 	TXBits           *Counter // cand_tx_bit_times_total: bit times on the wire of transmitted frames, stuffing and intermission included
-	RXOverflows      *Counter // cand_rx_overflows_total (frames lost in the chip)
+	RXOverflows      *Counter // cand_rx_overflows_total: overflow events (RXnOVR seen set), not frames
 	TXDropped        *Counter // cand_tx_dropped_total
+	TXUnsentAtExit   *Counter // cand_tx_unsent_at_exit_total: frames left in the socket queue when cand stopped
 	ErrorFrames      *Counter // cand_error_frames_total
 	BusOffs          *Counter // cand_bus_off_total
 	ChipResets       *Counter // cand_chip_resets_total
+	Restarts         *Counter // cand_restarts_total: restarts after bus-off (restart_ms or manual)
+	IntStorms        *Counter // cand_int_storms_total: INT found stuck low with no flag set
+	SocketErrors     *Counter // cand_socket_errors_total: socket errors other than a full queue (logged with their cause)
 	Interrupts       *Counter // cand_interrupts_total
 	SocketDrops      *Counter // cand_socket_drops_total (SO_RXQ_OVFL)
 	RXOrderUncertain *Counter // cand_rx_order_uncertain_total
@@ -114,9 +118,13 @@ func newController(name, iface string, created time.Time) *Controller {
 		TXBits:           new(Counter),
 		RXOverflows:      new(Counter),
 		TXDropped:        new(Counter),
+		TXUnsentAtExit:   new(Counter),
 		ErrorFrames:      new(Counter),
 		BusOffs:          new(Counter),
 		ChipResets:       new(Counter),
+		Restarts:         new(Counter),
+		IntStorms:        new(Counter),
+		SocketErrors:     new(Counter),
 		Interrupts:       new(Counter),
 		SocketDrops:      new(Counter),
 		RXOrderUncertain: new(Counter),

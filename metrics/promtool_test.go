@@ -23,6 +23,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		c.TEC.Set(97)
 		r.AddBitTiming(c, BitTiming{BitTiming: kernelTiming(t), OscillatorHz: 16_000_000, SCLKHz: 10_000_000})
 	}
+	r.AddSimPeers(func() []SimPeer { return []SimPeer{{Controller: "can0", Peer: "flood", Dropped: 4}} })
 	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
 	r.AddRealtime().SetRefused(SchedFIFO, true)
 	text := scrapeText(t, r.Handler())

@@ -3,7 +3,8 @@
 // simulated CAN bus (sim/canbus) with the configured peers. cand runs on it by
 // default, with the same driver code that runs on real registers: the daemon gets
 // the SPI0 and GPIO register blocks and each INT line's event fd from here, and
-// nothing else.
+// nothing else. Between the board and each chip sit its wires (wiring.go), where
+// tests inject wiring faults: a chip that does not answer, an INT line held low.
 package sim
 
 import (
@@ -30,6 +31,7 @@ type Pi struct {
 	buses []*canbus.Bus
 	chips []*mcpchip.Chip
 	edges []*soc.EdgeLine
+	wires []*Wiring
 	peers [][]*canbus.Peer
 	stall soc.BusStall // gates SPI0 and GPIO as the driver sees them
 }
@@ -40,6 +42,8 @@ type Node struct {
 	Chip  *mcpchip.Chip
 	Peers []*canbus.Peer
 	Edge  *soc.EdgeLine
+	// Wiring is where tests break the chip's SPI and INT wires.
+	Wiring *Wiring
 }
 
 // New builds the board for cfg: per controller an MCP2515 on its chip select and
@@ -63,15 +67,16 @@ func New(cfg *config.Config) (*Pi, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
 		}
-		if err := p.soc.AttachSPI(chip, pin, cc.SPI.CSActiveHigh); err != nil {
-			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
-		}
-		if err := p.soc.AttachInput(cc.IntGPIO, chip); err != nil {
-			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
-		}
 		edge, err := soc.NewEdgeLine(uint32(cc.IntGPIO))
 		if err != nil {
 			return nil, fmt.Errorf("sim: controller %s: INT line: %w", cc.Name, err)
+		}
+		w := newWiring(chip, edge, clk)
+		if err := p.soc.AttachSPI(w, pin, cc.SPI.CSActiveHigh); err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
+		}
+		if err := p.soc.AttachInput(cc.IntGPIO, w); err != nil {
+			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
 		}
 		// The kernel stamps an edge event with host time. A falling INT wakes
 		// the owner thread if it waits in epoll_wait (sim/clock).
@@ -79,11 +84,8 @@ func New(cfg *config.Config) (*Pi, error) {
 		// the owner thread, which must not find the lock still held.
 		flush := edge.Flush
 		chip.OnINT(func(level bool, at int64) {
-			edge.Hold(level, clk.Host(at))
+			w.chipINT(level, at)
 			bus.AfterUnlock(flush)
-			if !level {
-				clk.Edge()
-			}
 		})
 		peers, err := newPeers(bus, cc.Sim.Peers)
 		if err != nil {
@@ -92,6 +94,7 @@ func New(cfg *config.Config) (*Pi, error) {
 		p.buses = append(p.buses, bus)
 		p.chips = append(p.chips, chip)
 		p.edges = append(p.edges, edge)
+		p.wires = append(p.wires, w)
 		p.peers = append(p.peers, peers)
 	}
 	return p, nil
@@ -134,7 +137,7 @@ func (p *Pi) IntFd(i int) int { return p.edges[i].Fd() }
 
 // Node returns controller i's simulated world.
 func (p *Pi) Node(i int) Node {
-	return Node{Bus: p.buses[i], Chip: p.chips[i], Peers: p.peers[i], Edge: p.edges[i]}
+	return Node{Bus: p.buses[i], Chip: p.chips[i], Peers: p.peers[i], Edge: p.edges[i], Wiring: p.wires[i]}
 }
 
 // Start runs the buses and starts the peers; they stop when ctx is done.

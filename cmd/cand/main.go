@@ -15,8 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"cand/config"
 	"cand/daemon"
@@ -77,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, w := range cfg.Warnings {
 		log.Warn(w, "config", *path)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signals(log)
 	defer stop()
 	if err := daemon.Run(ctx, cfg, daemon.Options{Version: version, Log: log}); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error(err.Error())

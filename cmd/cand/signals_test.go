@@ -1,0 +1,47 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lines is a log destination that hands each record to the test.
+type lines chan string
+
+func (l lines) Write(p []byte) (int, error) {
+	l <- string(p)
+	return len(p), nil
+}
+
+// SIGHUP is logged and ignored: cand keeps running. SIGTERM ends the run's context.
+func TestSignalsHangupIgnoredTermStops(t *testing.T) {
+	logged := make(lines, 16)
+	ctx, stop := signals(slog.New(slog.NewTextHandler(logged, nil)))
+	defer stop()
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	const want = `level=WARN msg="SIGHUP: configuration reload is not supported yet; ignoring"`
+	select {
+	case line := <-logged:
+		if !strings.Contains(line, want) {
+			t.Fatalf("logged %q, want %q", line, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no log line %q within 5s", want)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("SIGHUP ended the run")
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGTERM did not end the run within 5s")
+	}
+}

@@ -1,0 +1,392 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
+
+	"cand/bridge"
+	"cand/sim"
+	"cand/socketcan"
+)
+
+// The fault matrix: each fault cand must survive (or exit for, cleanly), with
+// what it logs and counts. docs/faults.md describes the behaviours.
+
+// next reads controller i's frames until one satisfies match, within 5 s; the
+// frames before it (other IDs, controller-state and overflow error frames) are
+// skipped.
+func (r *rig) next(i int, what string, match func(can.Frame) bool) can.Frame {
+	r.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	var skipped []can.Frame
+	for {
+		f, k, err := r.read(i, time.Until(deadline))
+		if err != nil {
+			r.t.Fatalf("waiting for %s on controller %d: %v (skipped %d frames: %v)", what, i, err, len(skipped), tail(skipped))
+		}
+		if k != socketcan.FrameError && match(f) {
+			return f
+		}
+		skipped = append(skipped, f)
+	}
+}
+
+func tail(fs []can.Frame) []can.Frame { return fs[max(len(fs)-5, 0):] }
+
+func id(want uint32) func(can.Frame) bool { return func(f can.Frame) bool { return f.ID == want } }
+
+func frameOf(want can.Frame) func(can.Frame) bool { return func(f can.Frame) bool { return f == want } }
+
+// quiet checks that nothing but error frames arrives on controller i for d.
+func (r *rig) quiet(i int, d time.Duration, why string) {
+	r.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		f, k, err := r.read(i, time.Until(deadline))
+		if err != nil {
+			return
+		}
+		if k != socketcan.FrameError {
+			r.t.Fatalf("%s, yet controller %d delivered %v", why, i, f)
+		}
+	}
+}
+
+// linkRig runs the daemon with a link-event source, a periodic peer (0x100 every
+// 10 ms) and an answering peer (ID + 1), and returns once the periodic frames flow.
+func linkRig(t *testing.T) *rig {
+	t.Helper()
+	r := newRigConfig(t).withLinks().
+		peer(periodicPeer("p", 10*time.Millisecond, 8, 0x100)).
+		peer(answerPeer("echo", 1)).
+		start()
+	r.next(0, "a periodic frame", id(0x100))
+	return r
+}
+
+// Interface down and up (`ip link set vcan0 down`, `up`): down, the controller is
+// off the bus (STOPPED, cand_link_up 0): frames written meanwhile wait in the
+// socket queue and nothing comes from the bus; up, the controller is programmed
+// again, the waiting frames go out in order, and the bus's frames come in again.
+func TestLinkDownAndUp(t *testing.T) {
+	r := linkRig(t)
+	m := r.d.Owner.Ports[0].M
+	if m.LinkUp.Load() != 1 {
+		t.Fatalf("cand_link_up %d while the interface is up", m.LinkUp.Load())
+	}
+
+	r.links.set(0, bridge.LinkDown)
+	r.waitLog(5*time.Second, "level=WARN", `msg="interface down: controller off the bus; frames wait in the socket queue"`, "interface=vcan0", "state=STOPPED")
+	waitFor(t, 5*time.Second, "cand_link_up 0", func() bool { return m.LinkUp.Load() == 0 })
+	r.readAll(0, 20*time.Millisecond) // what the chip held when it left the bus
+	sent := m.TXFrames.Load()
+	var waiting []can.Frame
+	for k := range 3 {
+		f := can.Frame{ID: 0x300 + uint32(2*k), Length: 2, Data: can.Data{0xD0, byte(k)}}
+		waiting = append(waiting, f)
+		r.write(0, f)
+	}
+	r.quiet(0, 300*time.Millisecond, "the interface is down")
+	if m.TXFrames.Load() != sent {
+		t.Fatalf("%d frames sent while the interface was down", m.TXFrames.Load()-sent)
+	}
+
+	r.links.set(0, bridge.LinkUp)
+	r.waitLog(5*time.Second, "level=INFO", `msg="interface up: controller back on the bus"`, "was=down", "state=error-active")
+	if m.LinkUp.Load() != 1 {
+		t.Fatalf("cand_link_up %d after the interface came up", m.LinkUp.Load())
+	}
+	for _, f := range waiting {
+		want := f
+		want.ID++
+		r.next(0, fmt.Sprintf("the answer %v to a frame that waited", want), frameOf(want))
+	}
+	r.next(0, "a periodic frame after the interface came up", id(0x100))
+	r.checkConservation()
+}
+
+// Interface deleted (`ip link del vcan0`) with interface.on_delete: recreate (the
+// default): the controller leaves the bus, the interface is made again and a new
+// socket bound to it, and bridging resumes on it.
+func TestLinkDeletedRecreated(t *testing.T) {
+	r := linkRig(t)
+	m := r.d.Owner.Ports[0].M
+	old := r.hostFd(0)
+
+	r.links.set(0, bridge.LinkGone)
+	r.waitLog(5*time.Second, "level=WARN", `msg="interface deleted: controller off the bus until the interface is back"`, "state=STOPPED")
+	r.waitLog(5*time.Second, "level=INFO", `msg="interface recreated; a new socket is bound to it"`, "interface=vcan0")
+	r.waitLog(5*time.Second, "level=INFO", `msg="interface up: controller back on the bus"`, "was=gone")
+	if r.hostFd(0) == old {
+		t.Fatal("the interface was recreated on the same socket")
+	}
+	if m.LinkUp.Load() != 1 {
+		t.Fatalf("cand_link_up %d after the interface was recreated", m.LinkUp.Load())
+	}
+	f := can.Frame{ID: 0x321, Length: 3, Data: can.Data{1, 2, 3}}
+	r.write(0, f)
+	f.ID++
+	r.next(0, "the answer on the recreated interface", frameOf(f))
+	r.next(0, "a periodic frame on the recreated interface", id(0x100))
+	r.checkConservation()
+}
+
+// Interface deleted with interface.on_delete: exit: cand stops cleanly with a
+// non-zero status (for systemd to restart it) and a log line naming the cause.
+func TestLinkDeletedExit(t *testing.T) {
+	r := newRigConfig(t).withLinks().onDelete("exit").
+		peer(periodicPeer("p", 10*time.Millisecond, 8, 0x100)).
+		start()
+	r.expectErr = true
+	r.next(0, "a periodic frame", id(0x100))
+	r.links.set(0, bridge.LinkGone)
+	err := r.waitExit(10 * time.Second)
+	if err == nil || err.Error() != "interface vcan0 was deleted (interface.on_delete: exit)" {
+		t.Fatalf("Run returned %v; want the deleted interface as the reason", err)
+	}
+	r.waitLog(time.Second, "level=ERROR", `msg="interface deleted: stopping cand (interface.on_delete: exit)"`, "interface=vcan0")
+	r.waitLog(time.Second, "level=INFO", "msg=stopped")
+	r.checkConservation()
+}
+
+// A socket error no retry mends (here the peer closed its end: EOF) stops its own
+// controller's bridging, counted and logged with the cause; the other controller
+// bridges on. Once no controller can bridge, cand exits with an error naming each
+// cause.
+func TestSocketFailureStopsOnlyItsPort(t *testing.T) {
+	r := newRigConfig(t).
+		named("a", "vcan0").peer(answerPeer("echo-a", 1)).
+		controller("b", "vcan1").chipSelect("ce1", false).intGPIO(24).peer(answerPeer("echo-b", 2)).
+		start()
+	r.expectErr = true
+	echo := func(i int, n byte) {
+		t.Helper()
+		f := can.Frame{ID: 0x200, Length: 1, Data: can.Data{n}}
+		r.write(i, f)
+		f.ID += uint32(i) + 1
+		r.next(i, fmt.Sprintf("the answer %v", f), frameOf(f))
+	}
+	echo(0, 1)
+	echo(1, 1)
+	if err := unix.Shutdown(r.hostFd(1), unix.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	r.waitLog(5*time.Second, "level=WARN", `msg="socket failed: controller off the bus, its interface no longer bridged"`, "controller=b", "op=read", "err=EOF", "state=STOPPED")
+	mb := r.d.Owner.Ports[1].M
+	if mb.SocketErrors.Load() != 1 || mb.LinkUp.Load() != 0 {
+		t.Fatalf("controller b: cand_socket_errors_total %d, cand_link_up %d; want 1, 0", mb.SocketErrors.Load(), mb.LinkUp.Load())
+	}
+	echo(0, 2)
+	if err := unix.Shutdown(r.hostFd(0), unix.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	err := r.waitExit(10 * time.Second)
+	if err == nil || !strings.HasPrefix(err.Error(), "no controller can bridge any more: a: socket read: EOF; b: socket read: EOF") {
+		t.Fatalf("Run returned %v; want both sockets' failures", err)
+	}
+	r.checkConservation()
+}
+
+// readyListener stands in for systemd's notification socket ($NOTIFY_SOCKET), to
+// hear READY=1.
+type readyListener struct {
+	t *testing.T
+	c *net.UnixConn
+}
+
+func listenReady(t *testing.T) *readyListener {
+	path := filepath.Join(t.TempDir(), "notify")
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	t.Setenv("NOTIFY_SOCKET", path)
+	return &readyListener{t: t, c: c}
+}
+
+// expect waits up to 5 s for a notification that contains want.
+func (n *readyListener) expect(want string) {
+	n.t.Helper()
+	n.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		k, err := n.c.Read(buf)
+		if err != nil {
+			n.t.Fatalf("no %q notification: %v", want, err)
+		}
+		if strings.Contains(string(buf[:k]), want) {
+			return
+		}
+	}
+}
+
+// A chip missing at start (MISO floating high, or stuck at 0x00) does not stop
+// cand: it serves its interfaces (READY=1), reports the chip missing (a WARN line,
+// cand_chip_up 0), retries it with back-off, and bridges once it answers; frames
+// written meanwhile wait in the socket queue. The other controller bridges all
+// along.
+func TestChipAbsentAtStart(t *testing.T) {
+	for _, miso := range []byte{0xFF, 0x00} {
+		t.Run(fmt.Sprintf("MISO %#02x", miso), func(t *testing.T) {
+			notify := listenReady(t)
+			r := newRigConfig(t).
+				named("a", "vcan0").peer(periodicPeer("p", 10*time.Millisecond, 8, 0x100)).peer(answerPeer("echo-a", 1)).
+				controller("b", "vcan1").chipSelect("ce1", false).intGPIO(24).peer(answerPeer("echo-b", 2)).
+				beforeStart(func(pi *sim.Pi) { pi.Node(0).Wiring.MISOStuck(miso) }).
+				start()
+			notify.expect("READY=1")
+			r.waitLog(time.Second, "level=WARN", `msg="chip does not answer at start: its interface is served, and the chip retried with back-off"`, "controller=a")
+			ma, mb := r.d.Owner.Ports[0].M, r.d.Owner.Ports[1].M
+			if ma.ChipUp.Load() != 0 || ma.LinkUp.Load() != 1 || mb.ChipUp.Load() != 1 {
+				t.Fatalf("cand_chip_up a %d, cand_link_up a %d, cand_chip_up b %d; want 0, 1, 1", ma.ChipUp.Load(), ma.LinkUp.Load(), mb.ChipUp.Load())
+			}
+			waiting := can.Frame{ID: 0x210, Length: 2, Data: can.Data{0xAB, miso}}
+			r.write(0, waiting)
+			answer := can.Frame{ID: 0x400, Length: 1, Data: can.Data{7}}
+			r.write(1, answer)
+			answer.ID += 2
+			r.next(1, "controller b's answer while a's chip is missing", frameOf(answer))
+			r.quiet(0, 200*time.Millisecond, "controller a's chip is missing")
+
+			r.pi.Node(0).Wiring.MISOConnected()
+			r.waitLog(5*time.Second, "level=INFO", `msg="chip back; bridging again"`, "controller=a")
+			if ma.ChipUp.Load() != 1 {
+				t.Fatalf("cand_chip_up a %d once the chip answers", ma.ChipUp.Load())
+			}
+			waiting.ID++
+			r.next(0, "the answer to the frame that waited", frameOf(waiting))
+			r.next(0, "a periodic frame once the chip answers", id(0x100))
+			r.checkConservation()
+		})
+	}
+}
+
+// INT held low with no flag set in the chip (a short, a wrong int_gpio): cand
+// finds the storm, logs it once (WARN) and counts it, and polls the chip every
+// 10 ms instead of spinning: the SPI transfers stay at a few per poll, and the
+// frames still come. Released, interrupts are serviced as before (logged).
+func TestINTStuckLow(t *testing.T) {
+	r := newRigConfig(t).peer(periodicPeer("p", 20*time.Millisecond, 8, 0x100)).start()
+	m := r.d.Owner.Ports[0].M
+	r.next(0, "a periodic frame", id(0x100))
+	w := r.pi.Node(0).Wiring
+	w.HoldINTLow(true)
+	r.waitLog(5*time.Second, "level=WARN", `msg="INT stuck low with no interrupt flag set (a wiring fault, or int_gpio names the wrong line?): polling the chip every 10ms until the line is released"`)
+	if m.IntStorms.Load() != 1 {
+		t.Fatalf("cand_int_storms_total %d, want 1", m.IntStorms.Load())
+	}
+	transfers, since := m.RXSPITransfers.Load(), time.Now()
+	for range 10 {
+		r.next(0, "a periodic frame while INT is stuck", id(0x100))
+	}
+	// A poll costs READ STATUS and the error pass, and a READ RX BUFFER and one more
+	// READ STATUS when a frame waits: at most 4 transfers each 10 ms, with room for
+	// the host's timing.
+	polls := int64(time.Since(since)/(10*time.Millisecond)) + 2
+	if n := int64(m.RXSPITransfers.Load() - transfers); n > 6*polls {
+		t.Fatalf("%d SPI transfers in %v while INT was stuck: the owner spins (at most %d for a poll every 10ms)", n, time.Since(since), 6*polls)
+	}
+	w.HoldINTLow(false)
+	r.waitLog(5*time.Second, "level=INFO", `msg="INT line released: interrupts serviced again"`)
+	interrupts := m.Interrupts.Load()
+	for range 3 {
+		r.next(0, "a periodic frame after INT was released", id(0x100))
+	}
+	if m.Interrupts.Load() == interrupts {
+		t.Fatal("no interrupt serviced after INT was released")
+	}
+	if n := len(r.log.lines("INT stuck low")); n != 1 || m.IntStorms.Load() != 1 {
+		t.Fatalf("the storm was logged %d times and counted %d; want once", n, m.IntStorms.Load())
+	}
+	r.checkConservation()
+}
+
+// SIGTERM during a TX flood: cand stops at once (exit status 0), the frames in the
+// TX buffers finish (a healthy bus: none dropped), and the frames still queued in
+// the socket are counted (cand_tx_unsent_at_exit_total) and logged with their
+// number, also in the exit line.
+func TestTXFloodAtExit(t *testing.T) {
+	r := newRigConfig(t).bitrate(125_000).peer(periodicPeer("listener", time.Hour, 0, 0x7FF)).start()
+	m := r.d.Owner.Ports[0].M
+	const n = 3000
+	for i := range n {
+		r.write(0, can.Frame{ID: 0x100 + uint32(i%0x600), Length: 2, Data: can.Data{byte(i >> 8), byte(i)}})
+	}
+	r.stop() // what SIGTERM does (cmd/cand's signals)
+	if r.err != nil {
+		t.Fatalf("Run returned %v on SIGTERM, want nil (exit status 0)", r.err)
+	}
+	unsent := m.TXUnsentAtExit.Load()
+	if unsent == 0 || m.TXDropped.Load() != 0 {
+		t.Fatalf("unsent at exit %d, dropped %d; want some left in the queue, none dropped", unsent, m.TXDropped.Load())
+	}
+	r.waitLog(time.Second, "level=WARN", `msg="frames left unsent in the socket queue at exit"`, fmt.Sprintf("frames=%d", unsent))
+	r.waitLog(time.Second, "level=INFO", "msg=stopped", fmt.Sprintf("tx_unsent_at_exit=%d", unsent))
+	if got := gathered(t, r.d, "cand_tx_unsent_at_exit_total"); got != float64(unsent) {
+		t.Fatalf("cand_tx_unsent_at_exit_total = %v, want %d", got, unsent)
+	}
+	r.checkConservation()
+}
+
+// gathered is a metric's value from the daemon's registry (the controller's only
+// series).
+func gathered(t *testing.T, d *Daemon, name string) float64 {
+	t.Helper()
+	mfs, err := d.Metrics.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			if c := mf.GetMetric()[0].GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// A bus-off storm (every frame destroyed, so each restart ends in bus-off again)
+// does not restart the controller every restart_ms: while bus-off repeats within
+// 10 s of the last restart the delay doubles (logged each time), and every restart
+// is counted. Once the bus is healthy again, frames go through.
+func TestBusOffStormRateLimited(t *testing.T) {
+	r := newRigConfig(t).restartMs(20).peer(answerPeer("echo", 1)).start()
+	m := r.d.Owner.Ports[0].M
+	bus := r.pi.Node(0).Bus
+	bus.InjectErrors(r.pi.Clock().Reach(), 1<<30)
+	for i := range 40 {
+		r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{byte(i)}})
+	}
+	want := []string{"40ms", "80ms", "160ms", "320ms", "640ms"}
+	r.waitLog(10*time.Second, `msg="bus-off again soon after the last restart: restart delayed"`, "delay=640ms")
+	var got []string
+	for _, line := range r.log.lines(`msg="bus-off again soon after the last restart: restart delayed"`) {
+		_, d, _ := strings.Cut(line, "delay=")
+		got = append(got, strings.Fields(d)[0])
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("restart delays %v, want %v", got, want)
+	}
+	// Six bus-offs so far, five restarts; without the limit there would be one
+	// every ~23 ms (restart_ms plus the 32 failed attempts to bus-off).
+	if b, rs := m.BusOffs.Load(), m.Restarts.Load(); b < 6 || b > 7 || rs < 5 || rs > b {
+		t.Fatalf("%d bus-offs and %d restarts; want 6 or 7 bus-offs, one restart fewer or as many", b, rs)
+	}
+	bus.InjectErrors(r.pi.Clock().Reach(), 0)
+	f := r.next(0, "an answer once the bus is healthy", func(f can.Frame) bool { return f.ID == 0x124 })
+	if f.Length != 1 {
+		t.Fatalf("answer %v", f)
+	}
+	r.checkConservation()
+}

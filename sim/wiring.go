@@ -1,0 +1,95 @@
+package sim
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"cand/sim/clock"
+	"cand/sim/mcpchip"
+	"cand/sim/soc"
+)
+
+// Wiring is one controller's wires between the board and its MCP2515: the SPI
+// lines (an soc.SPISlave in front of the chip) and the INT line (the GPIO input's
+// soc.PinSource, and the edge events). Tests inject wiring faults here, at any
+// time and from any goroutine:
+//   - MISO: a chip that is missing or unpowered leaves MISO floating, and the
+//     pull-up reads 0xFF; a line shorted to ground reads 0x00. The chip then
+//     receives no byte (it stays as it was; it still sees its chip select).
+//   - INT held low without the chip (a short to ground, a wrong int_gpio on a
+//     line something else pulls low): the line is the wired AND of the chip's
+//     open-drain output and the fault, as on the board.
+type Wiring struct {
+	chip *mcpchip.Chip
+	edge *soc.EdgeLine
+	clk  *clock.Clock
+
+	miso atomic.Int32 // -1: the chip drives MISO; else the byte MISO reads
+	held atomic.Bool  // INT held low
+
+	mu       sync.Mutex // orders the INT line's edges
+	chipHigh bool       // the chip's INT output
+	line     bool       // the line's level as the edge events report it
+}
+
+func newWiring(chip *mcpchip.Chip, edge *soc.EdgeLine, clk *clock.Clock) *Wiring {
+	w := &Wiring{chip: chip, edge: edge, clk: clk, chipHigh: true, line: true}
+	w.miso.Store(-1)
+	return w
+}
+
+// MISOStuck makes MISO read b (0xFF: no chip, the pull-up; 0x00: shorted) instead
+// of the chip's output.
+func (w *Wiring) MISOStuck(b byte) { w.miso.Store(int32(b)) }
+
+// MISOConnected gives MISO back to the chip.
+func (w *Wiring) MISOConnected() { w.miso.Store(-1) }
+
+// HoldINTLow holds the INT line low (on) or lets it follow the chip again.
+func (w *Wiring) HoldINTLow(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held.Store(on)
+	w.setLine(w.clk.Host(w.clk.Now()))
+	w.edge.Flush()
+}
+
+// SetCS implements soc.SPISlave: the chip select reaches the chip whatever MISO does.
+func (w *Wiring) SetCS(active bool, at int64) { w.chip.SetCS(active, at) }
+
+// Exchange implements soc.SPISlave.
+func (w *Wiring) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
+	if m := w.miso.Load(); m >= 0 {
+		return byte(m)
+	}
+	return w.chip.Exchange(mosi, mode, sclkHz, at)
+}
+
+// Level implements soc.PinSource: the INT line at time at.
+func (w *Wiring) Level(at int64) bool {
+	high := w.chip.Level(at)
+	return high && !w.held.Load()
+}
+
+// chipINT follows the chip's INT output (mcpchip.Chip.OnINT, called with the bus's
+// lock held): the edge is held until the lock is released (see sim.New).
+func (w *Wiring) chipINT(level bool, at int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.chipHigh = level
+	w.setLine(w.clk.Host(at))
+}
+
+// setLine records the line's level at host time hostNs; a falling line wakes the
+// CPU thread if it waits for it (sim/clock). The caller holds mu.
+func (w *Wiring) setLine(hostNs int64) {
+	line := w.chipHigh && !w.held.Load()
+	if line == w.line {
+		return
+	}
+	w.line = line
+	w.edge.Hold(line, hostNs)
+	if !line {
+		w.clk.Edge()
+	}
+}
