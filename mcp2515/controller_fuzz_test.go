@@ -30,7 +30,7 @@ func FuzzController(f *testing.F) {
 		if len(miso) > maxFuzzMISO {
 			miso = miso[:maxFuzzMISO]
 		}
-		chip := &fuzzChip{t: t, miso: miso, intr: intr}
+		chip := &fuzzChip{t: t, miso: miso, intr: intr, loaded: -1}
 		ctl := mcp2515.New(chip, chip, driverConfig(cfg), chip.clock)
 		runScript(t, ctl, chip, script, nil)
 	})
@@ -101,12 +101,16 @@ var driverSessions = []driverSession{
 
 // The cfg byte of FuzzController.
 const (
-	cfgOneShot         = 1 << 0
-	cfgFilters         = 1 << 1
-	cfgTXBuffersShift  = 2                    // bits 2..3: Config.TXBuffers
-	cfgLoopback        = mcp2515.ModeLoopback // bits 5..7: Config.Mode
-	cfgModeMask        = 0xE0
-	cfgTXBuffersMask   = 3 << cfgTXBuffersShift
+	cfgOneShot        = 1 << 0
+	cfgFilters        = 1 << 1
+	cfgTXBuffersShift = 2 // bits 2..3: Config.TXBuffers
+	cfgTXBuffersMask  = 3 << cfgTXBuffersShift
+	cfgLoopback       = mcp2515.ModeLoopback // bits 5..7: Config.Mode
+	cfgModeMask       = 0xE0
+)
+
+// The bus, the chip's crystal and the SPI timing of the sessions.
+const (
 	fuzzBitrate        = 500_000
 	fuzzOscillatorHz   = 16_000_000
 	fuzzByteNs         = 900 // a byte at 10 MHz with the gap between bytes
@@ -149,7 +153,7 @@ type fuzzChip struct {
 	loaded     int        // TX buffer of the last LOAD TX BUFFER, -1 after its RTS
 }
 
-// errMISO is the transport's failure once the fuzzer's answers or the call's
+// errMISO is the transport's failure once the fuzzer's answers or the repoll
 // budget run out.
 var errMISO = errors.New("spi: the fuzzed chip stopped answering")
 
@@ -305,8 +309,8 @@ func (s *fuzzSink) BothFull(ns int64) {
 	}
 }
 
-// driverEnv is what runScript needs of the chip: the transfer count, and waiting
-// (only a real chip does work while the driver waits).
+// driverEnv is what runScript needs of the chip: its transfer count, whether the call
+// under way polls, the frame a Transmit is loading, and the INT level last read.
 type driverEnv interface {
 	transfers() int
 	startCall(polls bool)
@@ -422,7 +426,7 @@ func (m *modelChip) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	m.chip.SetCS(true, m.now)
 	for i := range tx {
 		m.now += fuzzByteNs
-		rx[i] = m.chip.Exchange(tx[i], 0, 10_000_000, m.now)
+		rx[i] = m.chip.Exchange(tx[i], 0, mcp2515.InstrMaxSCLK, m.now)
 	}
 	m.chip.SetCS(false, m.now)
 	m.now += fuzzCSHighNs
