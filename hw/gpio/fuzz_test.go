@@ -45,7 +45,7 @@ func FuzzLineInfo(f *testing.F) {
 			t.Fatalf("Used() = %v with flags %#x", got.Used(), got.Flags)
 		}
 		var debounces []time.Duration
-		for i := range min(int(li.NumAttrs), lineNumAttrMax) {
+		for i := range int(min(li.NumAttrs, lineNumAttrMax)) {
 			a := b[80+i*sizeofLineAttribute:]
 			if binary.LittleEndian.Uint32(a) == attrIDDebounce {
 				debounces = append(debounces, time.Duration(binary.LittleEndian.Uint32(a[8:]))*time.Microsecond)
