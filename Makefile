@@ -10,7 +10,7 @@ export CGO_ENABLED = 0
 # register access, struct layouts and the driver, where alignment bites.
 ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/
 
-.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go clean
+.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go fuzz clean
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "make vet          go vet ./..."
 	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~6 min): table, JSON, SVG in $(BUILD)/bench"
 	@echo "make bench-quick  the same with short scenarios (under a minute)"
+	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
 	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
 	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
@@ -85,6 +86,11 @@ bench-quick: build
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./hw/... ./metrics/ ./sim/... ./socketcan/ ./internal/mono/
+
+# Each native Go fuzz target in turn; plain go test (make test) runs their seed corpora.
+FUZZTIME ?= 30s
+fuzz:
+	FUZZTIME=$(FUZZTIME) tools/fuzz.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -405,23 +405,3 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
-
-func FuzzParse(f *testing.F) {
-	for _, file := range []string{"../deploy/sim.yaml", "../deploy/cand.yaml"} {
-		if data, err := os.ReadFile(file); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Add([]byte("a: &a [*a]\n"))
-	f.Add([]byte("controllers: [{bitrate: 0x7A120, timing: {cnf1: 1}}, *x]\n"))
-	f.Add([]byte("a: &a [1,1,1,1]\nb: &b [*a,*a,*a,*a]\nc: [*b,*b,*b,*b]\ncontrollers: [{bitrate: 500000}]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse("fuzz.yaml", data)
-		if (c == nil) == (err == nil) {
-			t.Fatalf("Parse returned config %v and error %v", c, err)
-		}
-		if err != nil && err.Error() == "" {
-			t.Fatal("empty error")
-		}
-	})
-}

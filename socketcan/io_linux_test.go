@@ -1,6 +1,7 @@
 package socketcan
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -175,19 +176,65 @@ func BenchmarkWriteReadFrame(b *testing.B) {
 	}
 }
 
+// FuzzParseDrops: any control bytes leave *drops alone or set it to 4 bytes found
+// in them; an SO_RXQ_OVFL message built with cmsg, alone or after the fuzzed
+// messages, is read back.
 func FuzzParseDrops(f *testing.F) {
 	f.Add(cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, []byte{1, 0, 0, 0}))
+	f.Add(append(cmsg(unix.SOL_SOCKET, unix.SO_TIMESTAMP, make([]byte, 16)), cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, []byte{0x2a, 1, 0, 0})...))
 	f.Fuzz(func(t *testing.T, oob []byte) {
-		var d uint32
 		if len(oob) > oobWords*8 {
 			oob = oob[:oobWords*8]
 		}
 		// Copy into an aligned buffer, as ReadFrame's is.
-		var buf [oobWords]uint64
-		bb := (*[oobWords * 8]byte)(unsafe.Pointer(&buf[0]))
+		var buf [2 * oobWords]uint64
+		bb := (*[2 * oobWords * 8]byte)(unsafe.Pointer(&buf[0]))
 		copy(bb[:], oob)
+		const untouched = 0xFEEDFACE
+		d := uint32(untouched)
 		parseDrops(bb[:len(oob)], &d)
+		if d != untouched && !bytes.Contains(oob, native32(d)) {
+			t.Fatalf("drops %#x is not in % x", d, oob)
+		}
+
+		var v uint32
+		if len(oob) >= 4 {
+			v = native.Uint32(oob)
+		}
+		ovfl := cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, native32(v))
+		d = untouched
+		parseDrops(ovfl, &d)
+		if d != v {
+			t.Fatalf("SO_RXQ_OVFL %#x read as %#x", v, d)
+		}
+		// After whole, well-formed messages the fuzzed ones end: cmsg pads each.
+		if n := copy(bb[cmsgAlign(len(oob)):], ovfl); n == len(ovfl) && wellFormed(bb[:len(oob)]) {
+			d = untouched
+			parseDrops(bb[:cmsgAlign(len(oob))+n], &d)
+			if d != v {
+				t.Fatalf("SO_RXQ_OVFL %#x after % x read as %#x", v, oob, d)
+			}
+		}
 	})
+}
+
+func native32(v uint32) []byte { return native.AppendUint32(nil, v) }
+
+// wellFormed: oob (aligned) is a sequence of complete control messages, none of them
+// SO_RXQ_OVFL, each padded to the cmsg alignment except perhaps the last.
+func wellFormed(oob []byte) bool {
+	for len(oob) > 0 {
+		if len(oob) < unix.SizeofCmsghdr {
+			return false
+		}
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) || (h.Level == unix.SOL_SOCKET && h.Type == unix.SO_RXQ_OVFL) {
+			return false
+		}
+		oob = oob[min(cmsgAlign(l), len(oob)):]
+	}
+	return true
 }
 
 func TestSetRcvBuf(t *testing.T) {

@@ -158,13 +158,16 @@ var errMalformed = errors.New("socketcan: malformed netlink reply")
 // in buf has sequence number seq (a stale reply: read again).
 func parseReply(buf []byte, seq uint32) (payload []byte, found bool, err error) {
 	for len(buf) >= nlmsgHdrLen {
-		l := int(native.Uint32(buf[0:]))
+		// Lengths are compared as u32 before they become an int, which on 32-bit
+		// ARM is negative from 2^31 on.
+		l32 := native.Uint32(buf[0:])
 		typ := native.Uint16(buf[4:])
 		flags := native.Uint16(buf[6:])
 		s := native.Uint32(buf[8:])
-		if l < nlmsgHdrLen || l > len(buf) {
-			return nil, false, fmt.Errorf("%w: message length %d with %d bytes left", errMalformed, l, len(buf))
+		if l32 < nlmsgHdrLen || l32 > uint32(len(buf)) {
+			return nil, false, fmt.Errorf("%w: message length %d with %d bytes left", errMalformed, l32, len(buf))
 		}
+		l := int(l32)
 		body := buf[nlmsgHdrLen:l]
 		next := nlAlign(l)
 		if next > len(buf) {
@@ -208,7 +211,11 @@ func parseNlmsgerr(body []byte, flags uint16) error {
 	}
 	off := nlmsgerrLen
 	if flags&unix.NLM_F_CAPPED == 0 {
-		off = 4 + nlAlign(int(native.Uint32(body[4:])))
+		echoed := native.Uint32(body[4:]) // the request's nlmsg_len
+		if echoed > uint32(len(body)) {
+			return e
+		}
+		off = 4 + nlAlign(int(echoed))
 	}
 	if off > len(body) {
 		return e

@@ -366,23 +366,100 @@ func TestDeleteAndUp(t *testing.T) {
 	done()
 }
 
+// FuzzParseReply: a datagram gives an RTM_NEWLINK payload (which parseLink then
+// reads), an ACK, the kernel's error with its errno, or errMalformed; never a
+// payload and an error together. The ACK and error builders of the fake kernel,
+// fed the same bytes, come back as they were built.
 func FuzzParseReply(f *testing.F) {
 	for _, s := range []string{replyAck, replyNoDev, replyUnknownType, replyLink} {
 		f.Add(hx(f, s), uint32(1))
 		f.Add(hx(f, s), uint32(2))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, seq uint32) {
-		p, _, err := parseReply(b, seq)
-		if err == nil && p != nil {
-			_, _ = parseLink(p)
+		p, found, err := parseReply(b, seq)
+		switch {
+		case err != nil:
+			checkNetlinkError(t, err)
+			if p != nil {
+				t.Fatalf("payload %x with error %v", p, err)
+			}
+		case p != nil:
+			if !found {
+				t.Fatalf("payload %x without a message of seq %d", p, seq)
+			}
+			if l, err := parseLink(p); err != nil {
+				checkNetlinkError(t, err)
+			} else {
+				checkLinkRoundTrip(t, l)
+			}
+		}
+
+		// The bytes as an errno and an extended-ack text, through ackMsg.
+		var errno unix.Errno
+		var text string
+		if len(b) >= 2 {
+			errno, text = unix.Errno(native.Uint16(b)), cString(b[2:min(len(b), 512)])
+		}
+		p, found, err = parseReply(ackMsg(seq, errno, text), seq)
+		var ne *nlError
+		switch {
+		case !found || p != nil:
+			t.Fatalf("ackMsg(%d, %d, %q): found=%v payload %x", seq, errno, text, found, p)
+		case errno == 0 && err != nil:
+			t.Fatalf("ACK of seq %d read as %v", seq, err)
+		case errno != 0 && (!errors.As(err, &ne) || ne.Errno != errno || ne.Msg != text || !errors.Is(err, errno)):
+			t.Fatalf("ackMsg(%d, %d, %q) read as %#v", seq, errno, text, err)
 		}
 	})
 }
 
+// FuzzParseLink: an RTM_NEWLINK payload gives a Link or errMalformed; a Link read
+// comes back the same from the message the fake kernel builds of it.
 func FuzzParseLink(f *testing.F) {
 	b := hx(f, replyLink)
 	f.Add(b[nlmsgHdrLen:])
-	f.Fuzz(func(t *testing.T, p []byte) { _, _ = parseLink(p) })
+	f.Fuzz(func(t *testing.T, p []byte) {
+		l, err := parseLink(p)
+		if err != nil {
+			checkNetlinkError(t, err)
+			return
+		}
+		checkLinkRoundTrip(t, l)
+	})
+}
+
+// checkNetlinkError: a parse failure is errMalformed saying what is wrong, or the
+// kernel's nonzero errno.
+func checkNetlinkError(t *testing.T, err error) {
+	t.Helper()
+	var ne *nlError
+	switch {
+	case errors.As(err, &ne):
+		if ne.Errno == 0 || err.Error() == "" {
+			t.Fatalf("kernel error without an errno: %#v", ne)
+		}
+	case errors.Is(err, errMalformed):
+		if len(err.Error()) <= len(errMalformed.Error()+": ") {
+			t.Fatalf("%q does not say what is malformed", err)
+		}
+	default:
+		t.Fatalf("error %#v is neither errMalformed nor the kernel's", err)
+	}
+}
+
+// checkLinkRoundTrip: linkMsg(l) parses back to l (linkMsg does not write
+// IFLA_OPERSTATE).
+func checkLinkRoundTrip(t *testing.T, l Link) {
+	t.Helper()
+	p, found, err := parseReply(linkMsg(9, l), 9)
+	if !found || err != nil {
+		t.Fatalf("linkMsg(%+v): found=%v err=%v", l, found, err)
+	}
+	got, err := parseLink(p)
+	l.OperState = 0
+	if err != nil || got != l {
+		t.Fatalf("round trip of %+v gave %+v, %v", l, got, err)
+	}
 }
 
 func TestDeleteMissingLink(t *testing.T) {

@@ -92,7 +92,8 @@ func decodeLineInfo(li *lineInfo) LineInfo {
 		Offset:   li.Offset,
 		Flags:    LineFlag(li.Flags),
 	}
-	n := min(int(li.NumAttrs), len(li.Attrs))
+	// Compared as u32: on 32-bit ARM, int(NumAttrs) is negative from 2^31 on.
+	n := min(li.NumAttrs, uint32(len(li.Attrs)))
 	for _, a := range li.Attrs[:n] {
 		if a.ID == attrIDDebounce {
 			out.Debounce = time.Duration(uint32(a.Data)) * time.Microsecond
