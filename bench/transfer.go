@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cand/hw/pinout"
 	"fmt"
 	"runtime"
 	"slices"
@@ -53,10 +54,10 @@ func RunTransfers(size, n int) (TransferResult, error) {
 func transfers(size, n int, budget time.Duration) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
 	s := soc.New(TransferCoreHz, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
-	for _, p := range []int{bcm2835.PinCE0, bcm2835.PinMISO, bcm2835.PinMOSI, bcm2835.PinSCLK} {
+	for _, p := range []int{pinout.PinCE0, pinout.PinMISO, pinout.PinMOSI, pinout.PinSCLK} {
 		g.SetFunction(p, bcm2835.FselAlt0)
 	}
-	if err := s.AttachSPI(echoSlave{}, bcm2835.PinCE0, false); err != nil {
+	if err := s.AttachSPI(echoSlave{}, pinout.PinCE0, false); err != nil {
 		return 0, 0, 0, 0, fmt.Errorf("bench: attaching the test slave: %w", err)
 	}
 	sp := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: TransferCoreHz, PollBudget: budget})

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/canstate"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -25,7 +26,7 @@ func (p *Port) Error(e *mcp2515.ErrorEvent) {
 	if e.MessageError {
 		p.M.MessageErrors.Inc()
 	}
-	if e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff {
+	if e.State == canstate.BusOff && e.Prev != canstate.BusOff {
 		p.enterBusOff()
 	}
 	if !p.errorFrames {
@@ -47,7 +48,7 @@ func (p *Port) Error(e *mcp2515.ErrorEvent) {
 func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 	var ef socketcan.ErrorFrame
 	switch {
-	case e.State == mcp2515.StateBusOff && e.Prev != mcp2515.StateBusOff:
+	case e.State == canstate.BusOff && e.Prev != canstate.BusOff:
 		ef.Class |= socketcan.CAN_ERR_BUSOFF
 	case e.State != e.Prev && e.State > e.Prev:
 		ef.Class |= socketcan.CAN_ERR_CRTL
@@ -61,7 +62,7 @@ func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 		case e.RXWarning:
 			ef.Data[1] |= socketcan.CAN_ERR_CRTL_RX_WARNING
 		}
-	case e.State != e.Prev && e.State == mcp2515.StateErrorActive:
+	case e.State != e.Prev && e.State == canstate.ErrorActive:
 		ef.Class |= socketcan.CAN_ERR_CRTL
 		ef.Data[1] |= socketcan.CAN_ERR_CRTL_ACTIVE
 	}

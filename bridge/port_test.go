@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/hw/pinout"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 		t.Fatal(err)
 	}
 	r.peer = peer
-	if err := s.AttachSPI(r.chip, bcm2835.PinCE0, false); err != nil {
+	if err := s.AttachSPI(r.chip, pinout.PinCE0, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AttachInput(intPin, r.chip); err != nil {

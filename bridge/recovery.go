@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/canstate"
 	"errors"
 	"time"
 
@@ -116,7 +117,7 @@ func (p *Port) restart(afterBusOff bool) error {
 		return err
 	}
 	p.busOff, p.held, p.restartAt = false, false, 0
-	p.M.BusState.Set(int64(mcp2515.StateErrorActive))
+	p.M.BusState.Set(int64(canstate.ErrorActive))
 	p.M.TEC.Set(0)
 	p.M.REC.Set(0)
 	p.M.ChipUp.Set(1)

@@ -1,6 +1,7 @@
 package mcp2515
 
 import (
+	"cand/canstate"
 	"errors"
 	"fmt"
 	"time"
@@ -88,7 +89,7 @@ type Controller struct {
 	lastRXB0Up int64
 	statusAt   int64 // when the current pass's READ STATUS started
 	minFrameNs int64
-	state      BusState
+	state      canstate.State
 	lastEFLG   byte
 	stats      Stats
 	frame      can.Frame
@@ -125,7 +126,7 @@ func New(spi SPI, intr IntLine, cfg Config, now func() int64) *Controller {
 func (c *Controller) Stats() Stats { return c.stats }
 
 // State is the last decoded bus state.
-func (c *Controller) State() BusState { return c.state }
+func (c *Controller) State() canstate.State { return c.state }
 
 // ErrChipReset: the chip no longer holds the configuration Init wrote (CNF1..3,
 // CANINTE): it reset itself (brown-out, supply glitch) and must be initialised again.
@@ -178,7 +179,7 @@ func (c *Controller) Reset() error {
 	c.nPending = 0
 	c.aborting = false
 	c.rxb1First = false
-	c.state = StateErrorActive
+	c.state = canstate.ErrorActive
 	return nil
 }
 

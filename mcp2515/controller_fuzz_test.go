@@ -1,6 +1,7 @@
 package mcp2515_test
 
 import (
+	"cand/canstate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -298,7 +299,7 @@ func (s *fuzzSink) Transmitted(buf int) { s.done(buf, "Transmitted") }
 func (s *fuzzSink) TxFailed(buf int)    { s.done(buf, "TxFailed") }
 
 func (s *fuzzSink) Error(e *mcp2515.ErrorEvent) {
-	if e.State > mcp2515.StateBusOff || e.Prev > mcp2515.StateBusOff || (!e.ChipReset && e.State != mcp2515.StateFromEFLG(e.EFLG)) {
+	if e.State > canstate.BusOff || e.Prev > canstate.BusOff || (!e.ChipReset && e.State != mcp2515.StateFromEFLG(e.EFLG)) {
 		s.t.Fatalf("error event %+v", *e)
 	}
 }
@@ -392,7 +393,7 @@ func runScript(t testing.TB, ctl *mcp2515.Controller, env driverEnv, script []by
 		if (op == opInit || op == opReset) && ctl.Pending() == 0 {
 			clear(sink.pending) // a RESET forgets the TX buffers
 		}
-		if ctl.Pending() != len(sink.pending) || ctl.Pending() > 3 || ctl.State() > mcp2515.StateBusOff {
+		if ctl.Pending() != len(sink.pending) || ctl.Pending() > 3 || ctl.State() > canstate.BusOff {
 			t.Fatalf("after operation %d: %d pending (loaded %v), state %v", op, ctl.Pending(), sink.pending, ctl.State())
 		}
 	}

@@ -2,21 +2,10 @@ package mcp2515
 
 import "cand/canstate"
 
-// BusState is the CAN error state decoded from EFLG.
-type BusState = canstate.State
-
-// The states StateFromEFLG decodes, as the rest of the driver names them.
-const (
-	StateErrorActive  = canstate.ErrorActive
-	StateErrorWarning = canstate.ErrorWarning
-	StateErrorPassive = canstate.ErrorPassive
-	StateBusOff       = canstate.BusOff
-)
-
 // ErrorEvent is what one error pass found. The bridge turns it into a SocketCAN
 // error frame (linux/can/error.h) and metrics.
 type ErrorEvent struct {
-	State, Prev BusState
+	State, Prev canstate.State
 	EFLG        byte
 	TEC, REC    byte
 	// Overflow: RXB0/RXB1 overflow flags seen (frames the chip dropped).
@@ -30,16 +19,16 @@ type ErrorEvent struct {
 }
 
 // StateFromEFLG decodes the bus state, highest first as the kernel's mcp251x does.
-func StateFromEFLG(eflg byte) BusState {
+func StateFromEFLG(eflg byte) canstate.State {
 	switch {
 	case eflg&EFLGTXBO != 0:
-		return StateBusOff
+		return canstate.BusOff
 	case eflg&(EFLGTXEP|EFLGRXEP) != 0:
-		return StateErrorPassive
+		return canstate.ErrorPassive
 	case eflg&(EFLGTXWAR|EFLGRXWAR) != 0:
-		return StateErrorWarning
+		return canstate.ErrorWarning
 	}
-	return StateErrorActive
+	return canstate.ErrorActive
 }
 
 // errorPass reads TEC..EFLG (0x1C..0x2D) in one READ: the counters, the masks in

@@ -7,8 +7,6 @@
 // Peripherals, and the kernel's drivers/spi/spi-bcm2835.c.
 package bcm2835
 
-import "cand/hw/pinout"
-
 // Regs is one memory-mapped 32-bit register block. Offsets are byte offsets from the
 // block's base. Implementations: MMIO (real registers through mmap) and the
 // simulator's register models. Neither takes a lock, allocates or makes a syscall.
@@ -107,17 +105,4 @@ const (
 	FselAlt3   = 0b111
 	FselAlt4   = 0b011
 	FselAlt5   = 0b010
-)
-
-// SPI0 pins (ALT0) and GPIO counts: aliases of package pinout's, for the code that
-// names them here.
-const (
-	PinCE1  = pinout.PinCE1
-	PinCE0  = pinout.PinCE0
-	PinMISO = pinout.PinMISO
-	PinMOSI = pinout.PinMOSI
-	PinSCLK = pinout.PinSCLK
-
-	NumGPIOBCM2835 = pinout.NumGPIOBCM2835
-	NumGPIOBCM2711 = pinout.NumGPIOBCM2711
 )

@@ -1,5 +1,7 @@
 package bcm2835
 
+import "cand/hw/pinout"
+
 // SoC names the Broadcom chip whose peripherals are mapped. The SPI0 block is the
 // same on all of them; the GPIO block differs in pin count and in how pulls are set:
 // BCM2835/2836/2837 use the GPPUD + GPPUDCLK sequence (write-only), BCM2711 has the
@@ -30,7 +32,7 @@ func (s SoC) PullRegisters() bool { return s == SoCBCM2711 }
 // NumGPIO is the number of GPIO lines in the SoC's GPIO block (54, or 58 on BCM2711).
 func (s SoC) NumGPIO() int {
 	if s == SoCBCM2711 {
-		return NumGPIOBCM2711
+		return pinout.NumGPIOBCM2711
 	}
-	return NumGPIOBCM2835
+	return pinout.NumGPIOBCM2835
 }

@@ -1,6 +1,7 @@
 package bcm2835_test
 
 import (
+	"cand/hw/pinout"
 	"fmt"
 	"strings"
 	"testing"
@@ -52,11 +53,11 @@ type rig struct {
 func newRig(t testing.TB, regs func(bcm2835.Regs) bcm2835.Regs, opt bcm2835.SPIOptions) *rig {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
-	for _, p := range []int{bcm2835.PinCE0, bcm2835.PinCE1, bcm2835.PinMISO, bcm2835.PinMOSI, bcm2835.PinSCLK} {
+	for _, p := range []int{pinout.PinCE0, pinout.PinCE1, pinout.PinMISO, pinout.PinMOSI, pinout.PinSCLK} {
 		g.SetFunction(p, bcm2835.FselAlt0)
 	}
 	sl := &echo{}
-	if err := s.AttachSPI(sl, bcm2835.PinCE0, false); err != nil {
+	if err := s.AttachSPI(sl, pinout.PinCE0, false); err != nil {
 		t.Fatal(err)
 	}
 	var r bcm2835.Regs = s.SPI0()
@@ -259,9 +260,9 @@ func TestDeviceValidation(t *testing.T) {
 func TestTransferSlowerCoreClock(t *testing.T) {
 	s := soc.New(400_000_000, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
-	g.SetFunction(bcm2835.PinCE0, bcm2835.FselAlt0)
+	g.SetFunction(pinout.PinCE0, bcm2835.FselAlt0)
 	sl := &echo{}
-	s.AttachSPI(sl, bcm2835.PinCE0, false)
+	s.AttachSPI(sl, pinout.PinCE0, false)
 	spi := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: 400_000_000, MinCoreClockHz: 250_000_000})
 	d, err := spi.Device(ce0)
 	if err != nil {

@@ -2,6 +2,7 @@ package soc_test
 
 import (
 	"bytes"
+	"cand/hw/pinout"
 	"testing"
 
 	"cand/hw/bcm2835"
@@ -18,7 +19,7 @@ func board(t *testing.T) (*soc.SoC, *bcm2835.SPI) {
 }
 
 func spiPinsALT0(g *bcm2835.GPIO) {
-	for _, p := range []int{bcm2835.PinCE0, bcm2835.PinCE1, bcm2835.PinMISO, bcm2835.PinMOSI, bcm2835.PinSCLK} {
+	for _, p := range []int{pinout.PinCE0, pinout.PinCE1, pinout.PinMISO, pinout.PinMOSI, pinout.PinSCLK} {
 		g.SetFunction(p, bcm2835.FselAlt0)
 	}
 }
@@ -29,7 +30,7 @@ func spiPinsALT0(g *bcm2835.GPIO) {
 func TestTwoSlavesNoCrossTalk(t *testing.T) {
 	s, spi := board(t)
 	a, b := &recorder{xor: 0x11}, &recorder{xor: 0x22}
-	if err := s.AttachSPI(a, bcm2835.PinCE0, false); err != nil {
+	if err := s.AttachSPI(a, pinout.PinCE0, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AttachSPI(b, 24, true); err != nil {
@@ -102,11 +103,11 @@ func TestTwoSlavesNoCrossTalk(t *testing.T) {
 func TestMixedNativePolarities(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
-	g.SetPull(bcm2835.PinCE0, bcm2835.PullDown) // the active-high slave's idle level
+	g.SetPull(pinout.PinCE0, bcm2835.PullDown) // the active-high slave's idle level
 	spi := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: core})
 	a, b := &recorder{xor: 1}, &recorder{xor: 2}
-	s.AttachSPI(a, bcm2835.PinCE0, true)
-	s.AttachSPI(b, bcm2835.PinCE1, false)
+	s.AttachSPI(a, pinout.PinCE0, true)
+	s.AttachSPI(b, pinout.PinCE1, false)
 	da, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: 0, ActiveHigh: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestMixedNativePolarities(t *testing.T) {
 func TestLongTransfer(t *testing.T) {
 	s, spi := board(t)
 	sl := &recorder{xor: 0x5A}
-	s.AttachSPI(sl, bcm2835.PinCE0, false)
+	s.AttachSPI(sl, pinout.PinCE0, false)
 	d, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func TestLongTransfer(t *testing.T) {
 func TestDeviceModes(t *testing.T) {
 	s, spi := board(t)
 	sl := &recorder{}
-	s.AttachSPI(sl, bcm2835.PinCE0, false)
+	s.AttachSPI(sl, pinout.PinCE0, false)
 	for mode := range uint8(4) {
 		d, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, Mode: mode, CS: bcm2835.ChipSelect{Native: 0}})
 		if err != nil {

@@ -2,6 +2,7 @@ package soc
 
 import (
 	"cand/hw/bcm2835"
+	"cand/hw/pinout"
 )
 
 // unimplemented is what reads of registers the block does not have return on the
@@ -31,11 +32,11 @@ type GPIOModel struct {
 
 	fsel     [6]uint32
 	out      [2]uint32
-	pull     [bcm2835.NumGPIOBCM2711]bcm2835.Pull
+	pull     [pinout.NumGPIOBCM2711]bcm2835.Pull
 	gppud    uint32
 	gppudclk [2]uint32
 	event    [(bcm2835.GPPUD - bcm2835.GPEDS0) / 4]uint32 // GPEDS0 .. GPAFEN1
-	src      [bcm2835.NumGPIOBCM2711]PinSource
+	src      [pinout.NumGPIOBCM2711]PinSource
 }
 
 func (g *GPIOModel) reset() {
@@ -65,11 +66,11 @@ func (g *GPIOModel) Level(pin int, at int64) bool {
 		return g.out[pin>>5]>>(pin&31)&1 != 0
 	case f == bcm2835.FselAlt0:
 		switch pin {
-		case bcm2835.PinCE0:
+		case pinout.PinCE0:
 			return g.soc.spi.ceLevel(0)
-		case bcm2835.PinCE1:
+		case pinout.PinCE1:
 			return g.soc.spi.ceLevel(1)
-		case bcm2835.PinSCLK:
+		case pinout.PinSCLK:
 			return g.soc.spi.cs&bcm2835.CSCPOL != 0
 		}
 		return false

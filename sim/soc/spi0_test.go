@@ -1,6 +1,7 @@
 package soc_test
 
 import (
+	"cand/hw/pinout"
 	"testing"
 
 	"cand/hw/bcm2835"
@@ -55,10 +56,10 @@ func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 // run completes 9(k+1)/SCLK after the run could start.
 func TestSPI0WireTime(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
-	setALT0(s.GPIO(), bcm2835.PinCE0)
+	setALT0(s.GPIO(), pinout.PinCE0)
 	var sl recorder
 	sl.xor = 0xA5
-	if err := s.AttachSPI(&sl, bcm2835.PinCE0, false); err != nil {
+	if err := s.AttachSPI(&sl, pinout.PinCE0, false); err != nil {
 		t.Fatal(err)
 	}
 	r := s.SPI0()
@@ -117,9 +118,9 @@ func TestSPI0WireTime(t *testing.T) {
 // they are done, the RX FIFO is full.
 func fillRX(extra uint32) (*soc.SPI0Model, *recorder) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
-	setALT0(s.GPIO(), bcm2835.PinCE0)
+	setALT0(s.GPIO(), pinout.PinCE0)
 	sl := &recorder{}
-	s.AttachSPI(sl, bcm2835.PinCE0, false)
+	s.AttachSPI(sl, pinout.PinCE0, false)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 2) // 125 MHz: 64 bytes in under 5 µs
 	r.Store(bcm2835.SPICS, bcm2835.CSTA|extra|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
@@ -179,7 +180,7 @@ func TestSPI0ChipEnables(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
 	r := s.SPI0()
-	levels := func() (ce0, ce1 bool) { return g.Level(bcm2835.PinCE0), g.Level(bcm2835.PinCE1) }
+	levels := func() (ce0, ce1 bool) { return g.Level(pinout.PinCE0), g.Level(pinout.PinCE1) }
 	check := func(what string, want0, want1 bool) {
 		t.Helper()
 		if c0, c1 := levels(); c0 != want0 || c1 != want1 {
@@ -188,9 +189,9 @@ func TestSPI0ChipEnables(t *testing.T) {
 	}
 	// Inputs with their reset pull-ups: both high.
 	check("pins are inputs", true, true)
-	g.SetFunction(bcm2835.PinCE0, bcm2835.FselAlt0)
-	g.SetFunction(bcm2835.PinCE1, bcm2835.FselAlt0)
-	g.SetPull(bcm2835.PinCE1, bcm2835.PullDown) // no effect on a pin SPI0 drives
+	g.SetFunction(pinout.PinCE0, bcm2835.FselAlt0)
+	g.SetFunction(pinout.PinCE1, bcm2835.FselAlt0)
+	g.SetPull(pinout.PinCE1, bcm2835.PullDown) // no effect on a pin SPI0 drives
 	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|3)
 	check("idle, CE1 active-high", true, false)
 	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
@@ -199,7 +200,7 @@ func TestSPI0ChipEnables(t *testing.T) {
 	check("TA on CE1", true, true)
 	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|3)
 	check("TA with CS none", true, false)
-	g.SetFunction(bcm2835.PinCE0, bcm2835.FselInput)
+	g.SetFunction(pinout.PinCE0, bcm2835.FselInput)
 	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
 	check("CE0 pin back to input (pulled up)", true, false)
 }
@@ -207,9 +208,9 @@ func TestSPI0ChipEnables(t *testing.T) {
 // SPI modes reach the slave as CPOL<<1|CPHA.
 func TestSPI0Modes(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
-	setALT0(s.GPIO(), bcm2835.PinCE0)
+	setALT0(s.GPIO(), pinout.PinCE0)
 	var sl recorder
-	s.AttachSPI(&sl, bcm2835.PinCE0, false)
+	s.AttachSPI(&sl, pinout.PinCE0, false)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 26)
 	for mode := range uint32(4) {
