@@ -51,6 +51,9 @@ func TestRealTimeINT(t *testing.T) {
 			falls = append(falls, e.at)
 			r.at = mono.Now()
 			rx := r.readRx(0)
+			if r.status()&0x02 != 0 { // READ STATUS bit 1: CANINTF.RX1IF
+				t.Skipf("the loop was a whole period late (a frame rolled over into RXB1): this machine is too busy for a real-time test")
+			}
 			id, _ := mcp2515.GetID(rx[0:4])
 			f := can.Frame{ID: id, Length: rx[4] & 0x0F}
 			copy(f.Data[:], rx[5:13])
