@@ -16,7 +16,7 @@ all: build
 
 help:
 	@echo "make run          cand on the virtual Pi bridged to vcan0, with candump (in a VM if this kernel lacks SocketCAN)"
-	@echo "make test         every tier: deps, check, test-unit, cross, test-arm, test-vm"
+	@echo "make test         every tier: deps, check, test-unit, cross, test-pkg, test-arm, test-vm"
 	@echo "make test-unit    go test ./...: unit tests against the simulator, end-to-end tests of the whole daemon"
 	@echo "make test-arm     the hardware and driver packages' tests under qemu-user: linux/arm (GOARM=6, 7), linux/arm64"
 	@echo "make test-vm      cand with real SocketCAN (vcan) in a qemu VM, checked with candump and cangen (minutes)"
@@ -34,6 +34,7 @@ help:
 	@echo "make uninstall    remove what make install put there (an edited /etc/cand/cand.yaml stays)"
 	@echo "make release      static binaries for armv6, armv7, arm64, amd64 with SHA256SUMS in $(BUILD)/release"
 	@echo "make deb          Debian packages for armhf (the armv6 build), arm64, amd64 in $(BUILD)/deb"
+	@echo "make test-pkg     build the release and the packages, check their contents, install the amd64 one in a scratch root"
 	@echo "make clean        remove $(BUILD)"
 	@echo "make help         this list"
 
@@ -59,7 +60,7 @@ vet:
 check: fmt vet
 
 # All tiers. The VM tier boots a Debian kernel with can, can-raw, vcan, vxcan in qemu.
-test: deps check test-unit cross test-arm test-vm
+test: deps check test-unit cross test-pkg test-arm test-vm
 
 test-unit:
 	$(GO) test -count=1 ./...
@@ -101,7 +102,7 @@ clean:
 # /usr/lib/sysusers.d, /lib/udev/rules.d). Any other PREFIX (default /usr/local) is a
 # local install: they go to /etc/systemd/system, /etc/sysusers.d and
 # /etc/udev/rules.d, where an administrator's own files live and a package's never do.
-.PHONY: install uninstall release deb version
+.PHONY: install uninstall release deb test-pkg version
 PREFIX   ?= /usr/local
 BINDIR   := $(PREFIX)/bin
 DOCDIR   := $(PREFIX)/share/doc/cand
@@ -179,6 +180,9 @@ release:
 deb: release
 	rm -rf $(BUILD)/deb
 	for a in armhf arm64 amd64; do VERSION=$(VERSION) BUILD=$(BUILD) tools/build-deb.sh $$a || exit 1; done
+
+test-pkg: deb
+	VERSION=$(VERSION) BUILD=$(BUILD) tools/test-pkg.sh
 
 version:
 	@echo $(VERSION)
