@@ -143,7 +143,7 @@ install: $(CAND_BIN)
 	  install -m 0644 deploy/cand.yaml $(DESTDIR)$(CONFDIR)/cand.yaml; \
 	fi
 	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
-	install -m 0644 deploy/prometheus/cand-rules.yml deploy/grafana/cand-dashboard.json $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 deploy/sim.yaml deploy/prometheus/cand-rules.yml deploy/grafana/cand-dashboard.json $(DESTDIR)$(DOCDIR)/examples/
 	@if [ -z "$(DESTDIR)" ]; then \
 	  echo "Next (as root): create the user, apply the udev rules, start cand:"; \
 	  echo "  systemd-sysusers $(SYSUSERSDIR)/cand.conf"; \

@@ -81,7 +81,8 @@ expected_contents() {
     for f in ./etc/cand/cand.yaml ./etc/cand/cand.yaml.example ./lib/systemd/system/cand.service \
       ./lib/udev/rules.d/60-cand.rules ./usr/lib/sysusers.d/cand.conf ./usr/share/lintian/overrides/cand \
       ./usr/share/doc/cand/copyright ./usr/share/doc/cand/changelog.gz ./usr/share/doc/cand/README.md \
-      ./usr/share/doc/cand/examples/cand-rules.yml ./usr/share/doc/cand/examples/cand-dashboard.json; do
+      ./usr/share/doc/cand/examples/sim.yaml ./usr/share/doc/cand/examples/cand-rules.yml \
+      ./usr/share/doc/cand/examples/cand-dashboard.json; do
       echo "-rw-r--r-- root/root $f"
     done
     for f in docs/*.md; do echo "-rw-r--r-- root/root ./usr/share/doc/cand/${f#docs/}"; done
