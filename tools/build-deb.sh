@@ -7,7 +7,7 @@
 # maintainer scripts are deploy/debian/'s; /usr/share/doc/cand/copyright gets the
 # license texts of the Go modules linked into the binary appended.
 # Environment: VERSION (default: make version), BUILD (default build),
-# DEB_MAINTAINER (default: git config user.name <user.email>).
+# DEB_MAINTAINER (default: the author of the last commit).
 set -euo pipefail
 arch=${1:-}
 case $arch in
@@ -24,7 +24,7 @@ BUILD=${BUILD:-build}
 VERSION=${VERSION:-$($MAKE -s --no-print-directory version)}
 binary=$BUILD/release/cand-$VERSION-linux-$bin
 if [ ! -x "$binary" ]; then
-  $MAKE --no-print-directory release VERSION="$VERSION" BUILD="$BUILD"
+  $MAKE --no-print-directory release VERSION="$VERSION" BUILD="$BUILD" >&2
 fi
 
 # Reproducible: every timestamp is the commit's (reproducible-builds.org SOURCE_DATE_EPOCH).
@@ -39,7 +39,12 @@ if [[ $VERSION =~ ^v?[0-9]+\.[0-9] ]]; then
 else
   debver=0.0~git$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y%m%d).${VERSION//-/+}
 fi
-maintainer=${DEB_MAINTAINER:-"$(git config user.name) <$(git config user.email)>"}
+# The Maintainer field: DEB_MAINTAINER, else the author of the commit built.
+maintainer=${DEB_MAINTAINER:-$(git log -1 --format='%an <%ae>' 2>/dev/null || true)}
+if [ -z "$maintainer" ]; then
+  echo "build-deb: set DEB_MAINTAINER='Name <address>' (no git history to take it from)" >&2
+  exit 2
+fi
 
 out=$BUILD/deb
 stage=$out/cand_${debver}_$arch
