@@ -16,7 +16,7 @@ all: build
 
 help:
 	@echo "make run          cand on the virtual Pi bridged to vcan0, with candump (in a VM if this kernel lacks SocketCAN)"
-	@echo "make test         every tier: deps, check, test-unit, cross, test-arm, test-vm"
+	@echo "make test         every tier: deps, check, test-unit, cross, test-pkg, test-arm, test-vm"
 	@echo "make test-unit    go test ./...: unit tests against the simulator, end-to-end tests of the whole daemon"
 	@echo "make test-arm     the hardware and driver packages' tests under qemu-user: linux/arm (GOARM=6, 7), linux/arm64"
 	@echo "make test-vm      cand with real SocketCAN (vcan) in a qemu VM, checked with candump and cangen (minutes)"
@@ -30,6 +30,12 @@ help:
 	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
 	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
 	@echo "make deps         install the Debian packages the tests use (as root)"
+	@echo "make install      binary, systemd unit, sysusers.d and udev files, /etc/cand/cand.yaml (kept if present), docs;"
+	@echo "                  DESTDIR and PREFIX (default /usr/local; /usr: the Debian layout) as usual"
+	@echo "make uninstall    remove what make install put there (an edited /etc/cand/cand.yaml stays)"
+	@echo "make release      static binaries for armv6, armv7, arm64, amd64 with SHA256SUMS in $(BUILD)/release"
+	@echo "make deb          Debian packages for armhf (the armv6 build), arm64, amd64 in $(BUILD)/deb"
+	@echo "make test-pkg     build the release and the packages, check their contents, install the amd64 one in a scratch root"
 	@echo "make clean        remove $(BUILD)"
 	@echo "make help         this list"
 
@@ -55,7 +61,7 @@ vet:
 check: fmt vet
 
 # All tiers. The VM tier boots a Debian kernel with can, can-raw, vcan, vxcan in qemu.
-test: deps check test-unit cross test-arm test-vm
+test: deps check test-unit cross test-pkg test-arm test-vm
 
 test-unit:
 	$(GO) test -count=1 ./...
@@ -94,3 +100,95 @@ fuzz:
 
 clean:
 	rm -rf $(BUILD)
+
+# Installation, release binaries and Debian packages (docs/deployment.md).
+# make install puts the binary in $(PREFIX)/bin and the configuration in /etc/cand.
+# PREFIX=/usr is the distribution layout the Debian package is staged with: the
+# unit, sysusers.d and udev files go to the vendor directories (/lib/systemd/system,
+# /usr/lib/sysusers.d, /lib/udev/rules.d). Any other PREFIX (default /usr/local) is a
+# local install: they go to /etc/systemd/system, /etc/sysusers.d and
+# /etc/udev/rules.d, where an administrator's own files live and a package's never do.
+.PHONY: install uninstall release deb test-pkg version
+PREFIX   ?= /usr/local
+BINDIR   := $(PREFIX)/bin
+DOCDIR   := $(PREFIX)/share/doc/cand
+CONFDIR  := /etc/cand
+ifeq ($(PREFIX),/usr)
+UNITDIR     := /lib/systemd/system
+SYSUSERSDIR := /usr/lib/sysusers.d
+UDEVDIR     := /lib/udev/rules.d
+else
+UNITDIR     := /etc/systemd/system
+SYSUSERSDIR := /etc/sysusers.d
+UDEVDIR     := /etc/udev/rules.d
+endif
+# The binary make install installs; the Debian packages pass a release binary.
+CAND_BIN ?= $(BUILD)/cand
+RELEASE  := $(BUILD)/release
+
+# Built when missing or older than a source file, so that `sudo make install` after
+# `make` needs no Go toolchain in root's PATH.
+$(BUILD)/cand: $(wildcard go.mod go.sum $(shell git ls-files '*.go' 2>/dev/null))
+	$(MAKE) build
+
+# The unit names the Debian layout's paths; other prefixes get theirs substituted.
+install: $(CAND_BIN)
+	install -D -m 0755 $(CAND_BIN) $(DESTDIR)$(BINDIR)/cand
+	install -d -m 0755 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(DOCDIR)/examples
+	sed -e 's|/usr/bin/cand|$(BINDIR)/cand|g' -e 's|/usr/share/doc/cand|$(DOCDIR)|g' \
+	    -e 's|/usr/lib/sysusers.d|$(SYSUSERSDIR)|g' -e 's|/lib/udev/rules.d|$(UDEVDIR)|g' \
+	    deploy/systemd/cand.service > $(DESTDIR)$(UNITDIR)/cand.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cand.service
+	install -m 0644 deploy/systemd/cand.sysusers $(DESTDIR)$(SYSUSERSDIR)/cand.conf
+	install -m 0644 deploy/systemd/60-cand.rules $(DESTDIR)$(UDEVDIR)/60-cand.rules
+	install -m 0644 deploy/cand.yaml $(DESTDIR)$(CONFDIR)/cand.yaml.example
+	@if [ -e $(DESTDIR)$(CONFDIR)/cand.yaml ]; then \
+	  echo "install: $(DESTDIR)$(CONFDIR)/cand.yaml exists and is kept; the new example is cand.yaml.example"; \
+	else \
+	  echo "install -m 0644 deploy/cand.yaml $(DESTDIR)$(CONFDIR)/cand.yaml"; \
+	  install -m 0644 deploy/cand.yaml $(DESTDIR)$(CONFDIR)/cand.yaml; \
+	fi
+	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 deploy/sim.yaml deploy/prometheus/cand-rules.yml deploy/grafana/cand-dashboard.json $(DESTDIR)$(DOCDIR)/examples/
+	@if [ -z "$(DESTDIR)" ]; then \
+	  echo "Next (as root): create the user, apply the udev rules, start cand:"; \
+	  echo "  systemd-sysusers $(SYSUSERSDIR)/cand.conf"; \
+	  echo "  udevadm control --reload-rules && udevadm trigger --action=change --sysname-match=mem --sysname-match='gpiomem*' --sysname-match='gpiochip*'"; \
+	  echo "  systemctl daemon-reload && systemctl enable --now cand"; \
+	fi
+
+# The user cand stays (files may still belong to it): userdel cand removes it.
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl disable --now cand.service || true; fi
+	rm -f $(DESTDIR)$(BINDIR)/cand $(DESTDIR)$(UNITDIR)/cand.service $(DESTDIR)$(SYSUSERSDIR)/cand.conf \
+	      $(DESTDIR)$(UDEVDIR)/60-cand.rules $(DESTDIR)$(CONFDIR)/cand.yaml.example
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@if cmp -s deploy/cand.yaml $(DESTDIR)$(CONFDIR)/cand.yaml; then \
+	  rm -f $(DESTDIR)$(CONFDIR)/cand.yaml; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/cand.yaml ]; then \
+	  echo "uninstall: $(DESTDIR)$(CONFDIR)/cand.yaml differs from the example and is kept"; \
+	fi
+	-@rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null
+
+# Release binaries: static, -trimpath, VERSION from git describe, so that the same
+# commit gives the same bytes on any machine. $(call release_build,NAME,GOARCH,GOARM)
+release_build = GOOS=linux GOARCH=$(2) GOARM=$(3) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(RELEASE)/cand-$(VERSION)-linux-$(1) ./cmd/cand
+release:
+	rm -rf $(RELEASE)
+	mkdir -p $(RELEASE)
+	$(call release_build,armv6,arm,6)
+	$(call release_build,armv7,arm,7)
+	$(call release_build,arm64,arm64,)
+	$(call release_build,amd64,amd64,)
+	cd $(RELEASE) && sha256sum cand-$(VERSION)-linux-* > SHA256SUMS
+
+# armhf holds the armv6 build: Raspberry Pi OS's armhf is ARMv6, for the Pi Zero and 1.
+deb: release
+	rm -rf $(BUILD)/deb
+	for a in armhf arm64 amd64; do VERSION=$(VERSION) BUILD=$(BUILD) tools/build-deb.sh $$a || exit 1; done
+
+test-pkg: deb
+	VERSION=$(VERSION) BUILD=$(BUILD) tools/test-pkg.sh
+
+version:
+	@echo $(VERSION)

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"net/netip"
 	"os"
@@ -352,48 +350,6 @@ func TestDeployFiles(t *testing.T) {
 	if c.Hardware.Backend != BackendSim || *c.Metrics.Listen != "0.0.0.0:9108" || c.Controllers[0].Interface.Name != "vcan0" ||
 		len(peers) != 3 || peers[0].IDs[0] != 0x100 || peers[1].IDs[0] != 0x18DAF110 || !peers[1].Extended || peers[2].Kind != PeerAnswer {
 		t.Errorf("sim.yaml: %+v", c)
-	}
-}
-
-// The unit file is [Section] lines and Key=Value lines; the keys cand depends on are there.
-func TestSystemdUnit(t *testing.T) {
-	data, err := os.ReadFile("../deploy/systemd/cand.service")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := map[string][]string{}
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "" || line[0] == '#' || line[0] == ';':
-		case line[0] == '[' && line[len(line)-1] == ']':
-			section = line[1 : len(line)-1]
-		default:
-			k, v, ok := strings.Cut(line, "=")
-			if !ok || section == "" || strings.ContainsAny(k, " \t") {
-				t.Fatalf("line %d: %q is not Key=Value inside a section", n, line)
-			}
-			keys[section+"."+k] = append(keys[section+"."+k], v)
-		}
-	}
-	for k, want := range map[string]string{
-		"Service.Type": "notify", "Service.Restart": "on-failure", "Service.LimitMEMLOCK": "infinity",
-		"Service.ExecStart":             "/usr/local/bin/cand -config /etc/cand/cand.yaml",
-		"Service.CapabilityBoundingSet": "CAP_NET_ADMIN CAP_SYS_RAWIO CAP_SYS_NICE CAP_IPC_LOCK",
-	} {
-		if got := keys[k]; len(got) != 1 || got[0] != want {
-			t.Errorf("%s = %q, want %q", k, got, want)
-		}
-	}
-	if len(keys["Service.WatchdogSec"]) != 1 {
-		t.Errorf("no WatchdogSec")
-	}
-	for _, k := range []string{"Service.PrivateDevices", "Service.RestrictRealtime", "Service.PrivateNetwork"} {
-		if keys[k] != nil {
-			t.Errorf("%s breaks cand", k)
-		}
 	}
 }
 

@@ -12,6 +12,10 @@
 set -euo pipefail
 want=(qemu-system-x86 linux-image-amd64 busybox-static can-utils cpio qemu-user-static linux-libc-dev prometheus stress-ng python3-can)
 missing=()
+# systemd: systemd-analyze verify/security and systemd-sysusers check the unit
+#   (deploy/systemd), also where systemd is not the running init
+# lintian: checks the Debian packages (make test-pkg)
+want+=(systemd lintian)
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
