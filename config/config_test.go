@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"net/netip"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
