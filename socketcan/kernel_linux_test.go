@@ -2,14 +2,16 @@ package socketcan
 
 // Tests against the running kernel. Each runs in a fresh network namespace
 // on a thread of its own, so nothing is left behind on the host. On a kernel
-// without CAN support (the build machines) they check the errors; in the VM
-// (modules can, can-raw, vcan, vxcan) they run the real thing:
+// without CAN support (the build machines) the tests that need vcan or vxcan
+// check the error and skip, naming what is missing; the VM tier (vm/, modules
+// can, can-raw, vcan, vxcan) runs them for real, as root:
 //
 //	CGO_ENABLED=0 go test -c -o socketcan.test ./socketcan
-//	./socketcan.test -test.run Kernel -test.v     # as root, in the VM
+//	./socketcan.test -test.run Kernel -test.v
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -22,13 +24,15 @@ import (
 // inNetns runs fn on a locked OS thread moved into a new network
 // namespace. The thread is never unlocked, so it exits with the goroutine
 // and the namespace cannot leak into other goroutines. fn must report with
-// t.Error, not t.Fatal (it is not the test goroutine).
-func inNetns(t *testing.T, fn func()) {
+// t.Error, not t.Fatal or t.Skip (it is not the test goroutine); skip ends
+// fn, and the test is then skipped with that reason.
+func inNetns(t *testing.T, fn func(skip func(reason string))) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (CAP_SYS_ADMIN for unshare, CAP_NET_ADMIN for links)")
 	}
 	errc := make(chan error, 1)
+	var reason string // written before errc is closed
 	go func() {
 		runtime.LockOSThread()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
@@ -36,15 +40,21 @@ func inNetns(t *testing.T, fn func()) {
 			return
 		}
 		defer close(errc)
-		fn()
+		fn(func(r string) {
+			reason = r
+			runtime.Goexit()
+		})
 	}()
 	if err := <-errc; err != nil {
 		t.Skipf("cannot create a network namespace: %v", err)
 	}
+	if reason != "" {
+		t.Skip(reason)
+	}
 }
 
 func TestKernelLinkStateLoopback(t *testing.T) {
-	inNetns(t, func() {
+	inNetns(t, func(skip func(string)) {
 		l, err := LinkState("lo")
 		if err != nil || l.Index != 1 || l.Name != "lo" || l.Kind != "" || l.Up() {
 			t.Errorf("LinkState(lo) in a new netns = %+v, %v; want index 1, no kind, down", l, err)
@@ -63,7 +73,7 @@ func TestKernelLinkStateLoopback(t *testing.T) {
 }
 
 func TestKernelEnsureRefusesLoopback(t *testing.T) {
-	inNetns(t, func() {
+	inNetns(t, func(skip func(string)) {
 		_, err := EnsureLink("lo", KindVCAN, "", CAN_MTU)
 		if err == nil || !strings.Contains(err.Error(), "interface lo exists with no link kind") {
 			t.Errorf("EnsureLink(lo) = %v, want a refusal", err)
@@ -75,7 +85,7 @@ func TestKernelEnsureRefusesLoopback(t *testing.T) {
 // IFLA_IFNAME), so this checks the vxcan request against a kernel that has
 // no vxcan.
 func TestKernelEnsureVethPair(t *testing.T) {
-	inNetns(t, func() {
+	inNetns(t, func(skip func(string)) {
 		err := withRoute(func(rt roundTrip) error {
 			lk := &linker{rt: rt}
 			created, err := lk.ensure("ve0", "veth", "ve1", 1280)
@@ -104,24 +114,22 @@ func TestKernelEnsureVethPair(t *testing.T) {
 		})
 		if err != nil {
 			if errors.Is(err, unix.EOPNOTSUPP) {
-				t.Logf("kernel without veth; nothing to compare against: %v", err)
-				return
+				skip(fmt.Sprintf("kernel without veth, nothing to compare the vxcan request against: %v", err))
 			}
 			t.Error(err)
 		}
 	})
 }
 
-// ensureOrSkip creates a CAN link; on a kernel without the module it
-// checks the error explains the fix and reports false.
-func ensureOrSkip(t *testing.T, name string, kind Kind, peer string) bool {
+// ensureOrSkip creates a CAN link and reports whether it is ready; on a
+// kernel without the module it checks the error explains the fix and skips.
+func ensureOrSkip(t *testing.T, skip func(string), name string, kind Kind, peer string) bool {
 	created, err := EnsureLink(name, kind, peer, CAN_MTU)
 	if errors.Is(err, unix.EOPNOTSUPP) {
 		if !strings.Contains(err.Error(), "modprobe "+string(kind)) {
 			t.Errorf("error without the fix: %v", err)
 		}
-		t.Logf("kernel lacks %s (error checked): %v", kind, err)
-		return false
+		skip(fmt.Sprintf("kernel without %s (its error checked; the VM tier runs this test): %v", kind, err))
 	}
 	if err != nil || !created {
 		t.Errorf("EnsureLink(%s) = %v, %v", name, created, err)
@@ -164,8 +172,8 @@ func waitFrame(fd int, b *[FrameSize]byte, drops *uint32) error {
 }
 
 func TestKernelVCANSocket(t *testing.T) {
-	inNetns(t, func() {
-		if !ensureOrSkip(t, "vcan0", KindVCAN, "") {
+	inNetns(t, func(skip func(string)) {
+		if !ensureOrSkip(t, skip, "vcan0", KindVCAN, "") {
 			return
 		}
 		s, err := Open("vcan0", Options{RcvBuf: 4096})
@@ -238,8 +246,8 @@ func TestKernelVCANSocket(t *testing.T) {
 }
 
 func TestKernelVXCANPair(t *testing.T) {
-	inNetns(t, func() {
-		if !ensureOrSkip(t, "vxcan0", KindVXCAN, "vxcan1") {
+	inNetns(t, func(skip func(string)) {
+		if !ensureOrSkip(t, skip, "vxcan0", KindVXCAN, "vxcan1") {
 			return
 		}
 		if l, err := LinkState("vxcan1"); err != nil || l.MTU != CAN_MTU || !l.Up() {
@@ -273,7 +281,7 @@ func TestKernelVXCANPair(t *testing.T) {
 }
 
 func TestKernelOpenErrors(t *testing.T) {
-	inNetns(t, func() {
+	inNetns(t, func(skip func(string)) {
 		_, err := Open("lo", Options{})
 		switch {
 		case errors.Is(err, unix.EAFNOSUPPORT):
