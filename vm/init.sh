@@ -377,7 +377,8 @@ sigterm_in_flood() {
 		skip seq/unsent-logged "cand at this version does not count the frames it leaves unsent at exit (no cand_tx_unsent_at_exit_total)"
 		return
 	fi
-	unsent=$(grep -i unsent /tmp/seq-cand.err | grep 'can1' | sed -n 's/.*unsent[a-z_]*[=: ]*\([0-9][0-9]*\).*/\1/p' | tail -n 1)
+	# The count: a frames=N field on cand's "unsent" log line for can1/vcan1.
+	unsent=$(grep -i unsent /tmp/seq-cand.err | grep 'can1' | sed -n 's/.*[ "]frames=\([0-9][0-9]*\).*/\1/p' | tail -n 1)
 	if [ -n "$unsent" ] && [ "$unsent" -gt 0 ]; then
 		pass seq/unsent-logged
 		echo "vm: cand stopped with $unsent frames unsent on vcan1"
@@ -390,7 +391,7 @@ sigterm_in_flood() {
 
 # shell: interactive; networking for the metrics port forward, cand in the background.
 shell() {
-	local port rate st=""
+	local port rate ovf st=""
 	port=$(arg cand.hostport 9108)
 	ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up && ip route add default via 10.0.2.2 ||
 		echo "vm: eth0 setup failed (no -nic user?); metrics will not be reachable from the host"
@@ -401,9 +402,12 @@ shell() {
 			echo "vm: vcan0 is up; 20 frames from it:"
 			timeout 10 candump -n 20 vcan0
 			if scrape /tmp/shell-metrics.txt; then
+				ovf=$(metric /tmp/shell-metrics.txt cand_rx_overflows_total vcan0)
 				echo "vm: so far: $(metric /tmp/shell-metrics.txt cand_rx_frames_total vcan0) frames received," \
-					"$(metric /tmp/shell-metrics.txt cand_rx_overflows_total vcan0) RX overflows," \
-					"$(metric /tmp/shell-metrics.txt cand_error_frames_total vcan0) error frames"
+					"${ovf:-?} RX overflows, $(metric /tmp/shell-metrics.txt cand_error_frames_total vcan0) error frames"
+				[ "${ovf:-0}" = 0 ] || echo "vm: frames were lost: this emulated CPU fell behind the simulated bus (a loaded host stalls the VM" \
+					"for longer than the gaps between the frames); cand counts each loss (cand_rx_overflows_total) and reports it" \
+					"in an error frame, as on a Pi too slow for its bus"
 			fi
 		else
 			echo "vm: vcan0 did not come up; cand log:"
