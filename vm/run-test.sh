@@ -13,6 +13,7 @@
 # Options:  --smoke-only   boot only the VM self-test (no cand needed)
 # Environment:
 #   BUILD           build directory [<repo>/build]
+#   VM_CAND         a cand binary (static, linux/amd64) to test instead of building ./cmd/cand
 #   VM_CAND_CONFIG  cand's simulator config [vm/cand-vm.yaml]
 #   VM_MODES        the scenarios, in order [smoke,kernel,test,seq]
 #   VM_PERIODIC     vmcheck -periodic spec for the config's periodic peer [0x200:min=5:dlc=8:counter=8: the sim peers put a big-endian uint64 counter in 8-byte frames]
@@ -51,8 +52,9 @@ if has_mode kernel; then
 	fi
 fi
 if [ "$modes" != smoke ]; then
-	if (cd "$repo" && CGO_ENABLED=0 go build -o "$BUILD/cand" ./cmd/cand) >"$out/cand-build.log" 2>&1; then
-		initrd_args="$initrd_args --cand $BUILD/cand --config $config"
+	cand=${VM_CAND:-$BUILD/cand}
+	if [ -n "${VM_CAND:-}" ] || (cd "$repo" && CGO_ENABLED=0 go build -o "$BUILD/cand" ./cmd/cand) >"$out/cand-build.log" 2>&1; then
+		initrd_args="$initrd_args --cand $cand --config $config"
 		[ -f "$config" ] || vm_die "$config: no such file (set VM_CAND_CONFIG)"
 	else
 		echo "vm: CGO_ENABLED=0 go build ./cmd/cand failed; running the smoke test only:" >&2
