@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
@@ -161,11 +162,20 @@ func otherSocket(t *testing.T, ifindex int) int {
 }
 
 // waitFrame polls fd for one frame. Loopback and vxcan deliver through the
-// softirq backlog (netif_rx), so wait for the event with a deadline.
+// softirq backlog (netif_rx), so wait for the event with a deadline, a long one:
+// the VM's CPU is emulated, and slower still on a loaded host.
+// A signal (the Go runtime preempts with SIGURG) ends the poll early: poll again.
 func waitFrame(fd int, b *[FrameSize]byte, drops *uint32) error {
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(pfd, 2000); err != nil || n == 0 {
-		return errors.New("no frame within 2s")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := unix.Poll(pfd, max(int(time.Until(deadline)/time.Millisecond), 0)+1)
+		if n > 0 {
+			break
+		}
+		if (err != nil && err != unix.EINTR) || time.Now().After(deadline) {
+			return fmt.Errorf("no frame within 10s (poll: %v)", err)
+		}
 	}
 	_, err := ReadFrame(fd, b, drops)
 	return err
