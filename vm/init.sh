@@ -139,12 +139,17 @@ start_cand() {
 	pass "$1/interfaces-up"
 }
 
+# said FILE: cand's errors from its stderr FILE on one line, else its last lines.
+said() {
+	{ grep 'level=ERROR' "$1" || tail -n 3 "$1"; } | tail -n 3 | tr '\n' '|' | sed 's/|$//; s/|/ | /g'
+}
+
 # stop_cand NAME: SIGTERM; cand must exit 0 within 20 s and remove its interfaces.
 stop_cand() {
 	if stop "$cand" 20; then
-		if [ "$rc" = 0 ]; then pass "$1/cand-exit"; else fail "$1/cand-exit" "exit status $rc after SIGTERM, want 0; stderr: $(tail -n 5 "/tmp/$1-cand.err")"; fi
+		if [ "$rc" = 0 ]; then pass "$1/cand-exit"; else fail "$1/cand-exit" "exit status $rc after SIGTERM, want 0; cand said: $(said "/tmp/$1-cand.err")"; fi
 	else
-		fail "$1/cand-exit" "still running 20 s after SIGTERM (killed); stderr: $(tail -n 5 "/tmp/$1-cand.err")"
+		fail "$1/cand-exit" "still running 20 s after SIGTERM (killed); cand said: $(said "/tmp/$1-cand.err")"
 	fi
 	local left=""
 	for i in vcan0 vcan1; do [ ! -e "/sys/class/net/$i" ] || left="$left $i"; done
@@ -187,10 +192,7 @@ smoke() {
 		return
 	fi
 	pass smoke/vcan-up
-	r0=$(receivers vcan0)
-	candump -L vcan0,0:0,#FFFFFFFF >/tmp/smoke.log 2>/tmp/smoke-candump.err &
-	dump=$!
-	poll 10 more_receivers vcan0 "$r0" || fail smoke/candump "candump did not bind to vcan0 in 10 s: $(cat /tmp/smoke-candump.err)"
+	start_dump smoke vcan0
 	r0=$(receivers vcan0)
 	vmcheck peer -if vcan0 -periodic 0x100 -period 10ms -dlc 8 -counter 2 -answer 0x123:0x124 2>/tmp/smoke-peer.err &
 	peer=$!

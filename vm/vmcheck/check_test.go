@@ -185,3 +185,19 @@ func TestNoErrorFrames(t *testing.T) {
 		t.Errorf("no error frame: %q", got)
 	}
 }
+
+// Without -metrics a failing check still names candump's own drops.
+func TestRunCheckDumpDrops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dump.log")
+	body := "(1.000000) vcan0 100#0001\nDROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n(1.000002) vcan0 100#0003\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	code := runCheck([]string{"-name", "smoke", "-dump", path, "-periodic", "0x100:counter=2"}, &out, &errOut)
+	want := "VMTEST PASS smoke/dump\n" +
+		"VMTEST FAIL smoke/periodic-0x100: line 3 100#0003: counter 0x3 after 0x1 (line 1 100#0001), want 0x2 (frame lost, repeated or reordered) [counted: candump DROPCOUNT 1]\n"
+	if code != 1 || out.String() != want {
+		t.Fatalf("code %d, output:\n%s\nwant code 1, output:\n%s", code, out.String(), want)
+	}
+}

@@ -94,12 +94,18 @@ func runCheck(args []string, out, errOut io.Writer) int {
 			fmt.Fprintf(out, "vm: %s counters %s\n", *name, l)
 		}
 	}
-	// counted adds what cand's counters saw to a failing frame check.
+	// counted adds what cand's counters (or candump's, without -metrics) saw to a
+	// failing frame check.
 	counted := func(reason string) string {
-		if reason == "" || led == nil {
+		switch {
+		case reason == "":
 			return reason
+		case led != nil:
+			return fmt.Sprintf("%s [counted: %s; %s]", reason, nonzero(led.TX), nonzero(append(append([]loss{}, led.Peer), led.RX...)))
+		case drops > 0:
+			return fmt.Sprintf("%s [counted: candump DROPCOUNT %d]", reason, drops)
 		}
-		return fmt.Sprintf("%s [counted: %s; %s]", reason, nonzero(led.TX), nonzero(append(append([]loss{}, led.Peer), led.RX...)))
+		return reason
 	}
 	for _, p := range periodic {
 		report(p.name(), counted(p.check(frames)))
