@@ -121,12 +121,18 @@ func TestAnswersLossy(t *testing.T) {
 	}
 }
 
-func TestRunCheckOutput(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "dump.log")
-	body := "(1.000000) vcan0 100#0001\n(1.000001) vcan0 123#AA\n(1.000002) vcan0 124#AA\n(1.000003) vcan0 100#0002\n(1.000004) vcan0 20000004#0000000000000000\n"
+// tempFile writes body to a file in a fresh temporary directory and returns its path.
+func tempFile(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestRunCheckOutput(t *testing.T) {
+	path := tempFile(t, "dump.log", "(1.000000) vcan0 100#0001\n(1.000001) vcan0 123#AA\n(1.000002) vcan0 124#AA\n(1.000003) vcan0 100#0002\n(1.000004) vcan0 20000004#0000000000000000\n")
 	var out, errOut strings.Builder
 	code := runCheck([]string{"-name", "smoke", "-dump", path, "-periodic", "0x100:min=2:counter=2", "-answers", "0x123:0x124:1", "-no-error-frames"}, &out, &errOut)
 	want := "VMTEST PASS smoke/dump\n" +
@@ -145,19 +151,12 @@ func TestRunCheckOutput(t *testing.T) {
 }
 
 func TestRunCheckLedger(t *testing.T) {
-	dir := t.TempDir()
-	dumpPath, metricsPath := filepath.Join(dir, "dump.log"), filepath.Join(dir, "metrics.txt")
-	body := "(1.000000) vcan0 123#01\n(1.000001) vcan0 122#01\n(1.000002) vcan0 123#02\n" +
-		"DROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n"
-	scraped := `cand_tx_frames_total{controller="can0",interface="vcan0"} 2
+	dumpPath := tempFile(t, "dump.log", "(1.000000) vcan0 123#01\n(1.000001) vcan0 122#01\n(1.000002) vcan0 123#02\n"+
+		"DROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n")
+	metricsPath := tempFile(t, "metrics.txt", `cand_tx_frames_total{controller="can0",interface="vcan0"} 2
 cand_socket_drops_total{controller="can0",interface="vcan0"} 0
 cand_rx_overflows_total{controller="can0",interface="vcan0"} 0
-`
-	for p, b := range map[string]string{dumpPath: body, metricsPath: scraped} {
-		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+`)
 	var out, errOut strings.Builder
 	code := runCheck([]string{"-name", "t", "-dump", dumpPath, "-answers", "0x123:0x122:2", "-metrics", metricsPath, "-iface", "vcan0"}, &out, &errOut)
 	want := "VMTEST PASS t/dump\n" +
@@ -188,11 +187,7 @@ func TestNoErrorFrames(t *testing.T) {
 
 // Without -metrics a failing check still names candump's own drops.
 func TestRunCheckDumpDrops(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "dump.log")
-	body := "(1.000000) vcan0 100#0001\nDROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n(1.000002) vcan0 100#0003\n"
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := tempFile(t, "dump.log", "(1.000000) vcan0 100#0001\nDROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n(1.000002) vcan0 100#0003\n")
 	var out, errOut strings.Builder
 	code := runCheck([]string{"-name", "smoke", "-dump", path, "-periodic", "0x100:counter=2"}, &out, &errOut)
 	want := "VMTEST PASS smoke/dump\n" +
