@@ -3,7 +3,8 @@
 #
 # Builds the test VM's initramfs (cpio newc, gzip): busybox, can-utils and iproute2's
 # ip with their shared libraries, the CAN kernel modules (can, can-raw, can-dev, vcan,
-# vxcan) and e1000 for qemu's user networking, /init (vm/init.sh), and the given
+# vxcan), veth (the socketcan kernel tests check the vxcan request against it) and
+# e1000 for qemu's user networking, /init (vm/init.sh), and the given
 # files: --cand → /usr/bin/cand, --config → /etc/cand.yaml, --extra → /usr/bin/NAME
 # (or DEST). Installs missing Debian packages first. Results are cached by content
 # hash under $BUILD/vm (BUILD defaults to <repo>/build), so reruns are fast.
@@ -37,7 +38,7 @@ cache=${BUILD:-$repo/build}/vm
 mkdir -p "$cache"
 
 # The module list in load order: each module's dependencies (modinfo) first.
-want="can can-raw can-dev vcan vxcan e1000"
+want="can can-raw can-dev vcan vxcan veth e1000"
 modfile() {
 	f=$(find "$kdir/kernel" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" -o -name "$1.ko.gz" | head -n 1)
 	[ -n "$f" ] || vm_die "kernel module $1 not found under $kdir/kernel"

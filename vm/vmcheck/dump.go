@@ -31,10 +31,12 @@ type frame struct {
 	Text  string // the "ID#DATA" field as printed, for messages
 }
 
-// readDump parses a whole `candump -L` dump. Blank lines are skipped; any other
-// line that is not in candump's log format is an error naming the line.
-func readDump(r io.Reader) ([]frame, error) {
-	var frames []frame
+// readDump parses a whole `candump -L` dump and returns its frames and the frames
+// candump's own socket dropped (candump -d writes "DROPCOUNT: dropped N CAN
+// frames on 'IF' socket (total drops T)" lines, candump.c, can-utils). Blank
+// lines are skipped; any other line that is not in candump's log format is an
+// error naming the line.
+func readDump(r io.Reader) (frames []frame, drops int64, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	n := 0
@@ -44,17 +46,25 @@ func readDump(r io.Reader) ([]frame, error) {
 		if line == "" {
 			continue
 		}
+		if strings.HasPrefix(line, "DROPCOUNT:") {
+			var d int64
+			if _, err := fmt.Sscanf(line, "DROPCOUNT: dropped %d ", &d); err != nil || d < 1 {
+				return nil, 0, fmt.Errorf("dump line %d %q: not candump's \"DROPCOUNT: dropped N CAN frames ...\"", n, line)
+			}
+			drops += d
+			continue
+		}
 		f, err := parseLine(line)
 		if err != nil {
-			return nil, fmt.Errorf("dump line %d %q: %v", n, line, err)
+			return nil, 0, fmt.Errorf("dump line %d %q: %v", n, line, err)
 		}
 		f.Line = n
 		frames = append(frames, f)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading dump: %v", err)
+		return nil, 0, fmt.Errorf("reading dump: %v", err)
 	}
-	return frames, nil
+	return frames, drops, nil
 }
 
 // parseLine parses "(1700000000.123456) vcan0 123#DEADBEEF".

@@ -50,8 +50,24 @@ func TestParseLineErrors(t *testing.T) {
 }
 
 func TestReadDumpNamesLine(t *testing.T) {
-	_, err := readDump(strings.NewReader("(1.000000) vcan0 123#00\n\n(1.000001) vcan0 garbage\n"))
+	_, _, err := readDump(strings.NewReader("(1.000000) vcan0 123#00\n\n(1.000001) vcan0 garbage\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), `dump line 3 "(1.000001) vcan0 garbage": `) {
 		t.Fatalf("error %v, want it to name line 3", err)
+	}
+}
+
+// candump -d reports its own socket's drops between the frames (candump.c).
+func TestReadDumpDropCount(t *testing.T) {
+	in := "(1.000000) vcan0 123#00\n" +
+		"DROPCOUNT: dropped 1 CAN frame on 'vcan0' socket (total drops 1)\n" +
+		"(1.000001) vcan0 123#01\n" +
+		"DROPCOUNT: dropped 41 CAN frames on 'vcan0' socket (total drops 42)\n"
+	frames, drops, err := readDump(strings.NewReader(in))
+	if err != nil || len(frames) != 2 || drops != 42 || frames[1].Line != 3 {
+		t.Fatalf("got %d frames (%+v), %d drops, %v; want 2 frames, the second on line 3, 42 drops", len(frames), frames, drops, err)
+	}
+	_, _, err = readDump(strings.NewReader("DROPCOUNT: lots\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), `dump line 1 "DROPCOUNT: lots": not candump's`) {
+		t.Fatalf("error %v, want it to name line 1", err)
 	}
 }
