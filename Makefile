@@ -50,6 +50,7 @@ help:
 	@echo "make release      static binaries for armv6, armv7, arm64, amd64 with SHA256SUMS in $(BUILD)/release"
 	@echo "make deb          Debian packages for armhf (the armv6 build), arm64, amd64 in $(BUILD)/deb"
 	@echo "make test-pkg     build the release and the packages, check their contents, install the amd64 one in a scratch root"
+	@echo "make version      print the version the build stamps in (git describe)"
 	@echo "make clean        remove $(BUILD)"
 	@echo "make help         this list"
 
