@@ -57,7 +57,7 @@
 // event. So whatever the RX load and window, no duty waits for more than
 // PollsPerTurn INT level reads and three interrupts per port, a TX frame written
 // meanwhile is read at the next turn, and a window never holds the CPU for more
-// than WindowRearms frames. Owner.LoopStats counts it (loop_test.go, and the
+// than WindowRearms frames. Owner.LoopStats (loopstats.go) counts it (loop_test.go, and the
 // daemon's TestTXUnderFullRXLoad under full RX load).
 //
 // Nothing between the INT edge and the socket write locks, allocates, hands work to
