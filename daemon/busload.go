@@ -45,20 +45,13 @@ func (l *loadMeter) sample() loadSample {
 }
 
 // run samples every interval until ctx is done.
-func (l *loadMeter) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s := l.sample()
-			l.mu.Lock()
-			l.prev, l.last = l.last, s
-			l.mu.Unlock()
-		}
-	}
+func (l *loadMeter) run(ctx context.Context, interval time.Duration) {
+	every(ctx, interval, func() {
+		s := l.sample()
+		l.mu.Lock()
+		l.prev, l.last = l.last, s
+		l.mu.Unlock()
+	})
 }
 
 // load returns controller i's load over the last whole interval.

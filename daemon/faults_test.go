@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -194,26 +192,12 @@ func TestSocketFailureStopsOnlyItsPort(t *testing.T) {
 	r.checkConservation()
 }
 
-// readyListener stands in for systemd's notification socket ($NOTIFY_SOCKET), to
-// hear READY=1.
-type readyListener struct {
-	t *testing.T
-	c *net.UnixConn
-}
-
-func listenReady(t *testing.T) *readyListener {
-	path := filepath.Join(t.TempDir(), "notify")
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	t.Setenv("NOTIFY_SOCKET", path)
-	return &readyListener{t: t, c: c}
-}
+// listenReady stands in for systemd's notification socket ($NOTIFY_SOCKET), to
+// hear READY=1; no watchdog.
+func listenReady(t *testing.T) *notifySocket { return newNotifySocket(t, 0) }
 
 // expect waits up to 5 s for a notification that contains want.
-func (n *readyListener) expect(want string) {
+func (n *notifySocket) expect(want string) {
 	n.t.Helper()
 	n.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 4096)

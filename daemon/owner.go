@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
-	"time"
 
 	"cand/bridge"
 	"cand/internal/mono"
@@ -171,16 +170,9 @@ func watchdog(ctx context.Context, n sdnotify.Notifier, o *bridge.Owner) {
 		return
 	}
 	fresh := int64(iv / 2)
-	t := time.NewTicker(iv / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if mono.Now()-o.Heartbeat() < fresh {
-				n.Send("WATCHDOG=1")
-			}
+	every(ctx, iv/2, func() {
+		if mono.Now()-o.Heartbeat() < fresh {
+			n.Send("WATCHDOG=1")
 		}
-	}
+	})
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // notifySocket is the test's stand-in for systemd's notification socket: it sets
-// NOTIFY_SOCKET and WATCHDOG_USEC (and WATCHDOG_PID, this process) for the daemon
-// the test starts next.
+// NOTIFY_SOCKET and, for a watchdog interval above 0, WATCHDOG_USEC (and
+// WATCHDOG_PID, this process) for the daemon the test starts next.
 type notifySocket struct {
 	t *testing.T
 	c *net.UnixConn
@@ -26,8 +26,10 @@ func newNotifySocket(t *testing.T, watchdog time.Duration) *notifySocket {
 	}
 	t.Cleanup(func() { c.Close() })
 	t.Setenv("NOTIFY_SOCKET", path)
-	t.Setenv("WATCHDOG_USEC", strconv.FormatInt(watchdog.Microseconds(), 10))
-	t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	if watchdog > 0 {
+		t.Setenv("WATCHDOG_USEC", strconv.FormatInt(watchdog.Microseconds(), 10))
+		t.Setenv("WATCHDOG_PID", strconv.Itoa(os.Getpid()))
+	}
 	return &notifySocket{t: t, c: c}
 }
 
