@@ -10,12 +10,10 @@ import (
 // transfers and targets.
 func Markdown(w io.Writer, rep *Report) {
 	if len(rep.Scenarios) > 0 {
-		fmt.Fprintln(w, "### Full pipeline on the virtual Pi")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		tableHead(w, "Full pipeline on the virtual Pi",
+			"Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.",
+			"| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |",
+			"|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
 			if s.LoadPercent == 0 {
@@ -44,12 +42,10 @@ func Markdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 		clockTables(w, rep)
-		fmt.Fprintln(w, "### Stage latencies (µs)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Clock: host = cand's own CLOCK_MONOTONIC stamps (the bridge's histograms): on the virtual Pi they hold host stalls the board's clock took out and miss the board's slower CPU, so they are not the board's latencies; board = measured by the virtual Pi in the board's time (board_int_low: INT asserted → released).")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | stage | clock | count | p50 | p90 | p99 | p99.9 | max |")
-		fmt.Fprintln(w, "|---|---|:---:|---:|---:|---:|---:|---:|---:|")
+		tableHead(w, "Stage latencies (µs)",
+			"Clock: host = cand's own CLOCK_MONOTONIC stamps (the bridge's histograms): on the virtual Pi they hold host stalls the board's clock took out and miss the board's slower CPU, so they are not the board's latencies; board = measured by the virtual Pi in the board's time (board_int_low: INT asserted → released).",
+			"| scenario | stage | clock | count | p50 | p90 | p99 | p99.9 | max |",
+			"|---|---|:---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			for _, name := range stageOrder(s.Stages) {
 				st := s.Stages[name]
@@ -104,26 +100,22 @@ func simCPU(s ScenarioResult) string {
 // and its clocks, the host time it removed by category, and the board time it
 // charged for cand's own work.
 func clockTables(w io.Writer, rep *Report) {
-	fmt.Fprintln(w, "### The virtual Pi's board and clock (sim, sim/clock)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (host kernel ns → board kernel ns: the calibration). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| scenario | board, clock rule | cores | CPU factor | ARM MHz | core MHz | host kernel ns | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |")
-	fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	tableHead(w, "The virtual Pi's board and clock (sim, sim/clock)",
+		"CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (host kernel ns → board kernel ns: the calibration). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.",
+		"| scenario | board, clock rule | cores | CPU factor | ARM MHz | core MHz | host kernel ns | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range rep.Scenarios {
 		c := s.Clock
 		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n",
 			s.Name, simCPU(s), c.Cores, c.CPUFactor, c.ARMMHz, c.CoreMHz, c.HostKernelNs, c.BoardKernelNs, c.HostHandOffNs/1e3, c.AheadMs, c.ForgivingMs)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "### Host time taken out of the virtual Pi's time, and board time charged (ms)")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.")
-	fmt.Fprintln(w)
+	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall"}
 	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
-	fmt.Fprintln(w, "| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | longest µs | charged: CPU × factor | parks | wake-ups | shared core |")
-	fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range rep.Scenarios {
 		c := s.Clock
 		fmt.Fprintf(w, "| %s | %s |", s.Name, simCPU(s))
@@ -137,6 +129,12 @@ func clockTables(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+}
+
+// tableHead writes a section's title and note, and a table's header and
+// alignment rows.
+func tableHead(w io.Writer, title, note, header, align string) {
+	fmt.Fprintf(w, "### %s\n\n%s\n\n%s\n%s\n", title, note, header, align)
 }
 
 // stageOrder lists the named stages first, then the board's own, then the SPI
