@@ -58,7 +58,7 @@ func TestBoardFactor(t *testing.T) {
 		t.Errorf("factor at 600 MHz = %g, want twice %g", f2, f)
 	}
 	cpu := b.clockCPU(600_000_000, 250_000_000)
-	if cpu.AccessNs != 160 || cpu.ParkHostNs != 5000 || cpu.WakeHostNs != 10000 || cpu.GapOverheadNs != 30 || cpu.Cores != 4 ||
+	if cpu.AccessNs != 248 || cpu.ParkHostNs != 5000 || cpu.WakeHostNs != 10000 || cpu.GapOverheadNs != 30 || cpu.Cores != 4 ||
 		cpu.Factor != int64(b.Factor(600_000_000)*clock.FactorUnit) {
 		t.Errorf("clock CPU %+v", cpu)
 	}

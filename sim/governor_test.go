@@ -99,12 +99,18 @@ func TestPiOnTheStrictRule(t *testing.T) {
 	}
 	defer pi.Clock().UnbindCPU()
 	r := pi.SPI0()
-	before := pi.Clock().Stats().Removed[clock.Model].Count
+	cost := pi.Clock().CPU().AccessNs
+	if cost != pi.Board().AccessNs(200_000_000) {
+		t.Fatalf("access cost %d ns, want the board's at its idle 200 MHz core clock, %d", cost, pi.Board().AccessNs(200_000_000))
+	}
+	// An access far dearer than the model: the board's time is the board's cost.
+	pi.Clock().SetAccessNs(10_000)
+	t0 := pi.Clock().Now()
 	for range 100 {
 		r.Load(bcm2835.SPICS)
 	}
-	if n := pi.Clock().Stats().Removed[clock.Model].Count - before; n == 0 {
-		t.Error("no register access was charged the board's access time in place of the model's")
+	if el := pi.Clock().Now() - t0; el < 100*10_000 {
+		t.Errorf("100 accesses of 10 µs took %d ns of board time, want at least 1 ms", el)
 	}
 	low := pi.INTLow(0)
 	pi.intLow[0].edge(false, 1000)
