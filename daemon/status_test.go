@@ -142,10 +142,11 @@ func nativeBucket(h *dto.Histogram, q float64) (lo, hi float64) {
 // rank. The bit times are the simulated bus's own count of the frames it carried.
 func TestStatusMatchesMetrics(t *testing.T) {
 	sock := filepath.Join(statusDir(t), "status.sock")
-	// Lossless traffic both ways is the premise (equal counters, not timing): the
-	// echo answers each frame back to back, so the bus runs at 125 kbit/s and the
-	// board is a Pi 4 with its clocks at their maximum, which keeps up with that.
-	r := newRigConfig(t).board(config.SimBoardPi4).forceTurbo().statusSocket(sock, "").peer(answerPeer("echo", 1)).start()
+	// Lossless traffic both ways is the premise (equal counters, not timing), and
+	// the echo answers each frame back to back: on the strict rule even a Pi 4 at
+	// force_turbo overflowed now and then on a loaded host (docs/clock.md), so
+	// this runs on the dedicated rule, as before the strict one.
+	r := newRigConfig(t).clockRule(config.SimCPUDedicated).statusSocket(sock, "").peer(answerPeer("echo", 1)).start()
 	if r.d.StatusSocket != sock {
 		t.Fatalf("Daemon.StatusSocket = %q, want %q", r.d.StatusSocket, sock)
 	}
