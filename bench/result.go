@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"time"
 
 	"cand/metrics"
@@ -124,8 +125,10 @@ type Bucket struct {
 }
 
 // TransferResult compares the SPI engine polling-first with sleeping for every
-// transfer, CS-down → CS-up, for one transfer size.
+// transfer, CS-down → CS-up, for one transfer size, in host time (Clock): the
+// engine runs alone on a register model with an unbound clock.
 type TransferResult struct {
+	Clock        string  `json:"clock"`
 	Bytes        int     `json:"bytes"`
 	Transfers    int     `json:"transfers"`
 	WireUs       float64 `json:"wire_us"`
@@ -159,4 +162,11 @@ func boardStage(s metrics.Snapshot) Stage {
 	st := stageOf(s)
 	st.Clock = ClockBoard
 	return st
+}
+
+// MarshalJSON writes the transfer comparison with its clock, host.
+func (x TransferResult) MarshalJSON() ([]byte, error) {
+	type plain TransferResult
+	x.Clock = ClockHost
+	return json.Marshal(plain(x))
 }
