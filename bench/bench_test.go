@@ -47,7 +47,7 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	s := scens[0].(map[string]any)
 	for _, k := range []string{"name", "bitrate", "load_percent", "duration_s", "frames_offered", "frames_received",
 		"frames_lost", "spi_transfers_per_rx_frame", "spi_bytes_per_rx_frame", "allocs_per_frame", "cpu_us_per_frame", "stages",
-		"shared_cpu", "sim_clock"} {
+		"shared_cpu", "board", "clock_rule", "sim_clock"} {
 		if _, ok := s[k]; !ok {
 			t.Errorf("scenario lacks %q", k)
 		}
@@ -65,7 +65,7 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 			t.Errorf("stages lacks %q", name)
 			continue
 		}
-		for _, k := range []string{"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "count"} {
+		for _, k := range []string{"clock", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "count"} {
 			if _, ok := st[k]; !ok {
 				t.Errorf("stage %s lacks %q", name, k)
 			}
@@ -109,8 +109,8 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 
 	var md strings.Builder
 	Markdown(&md, rep)
-	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | dedicated |", "| tiny | rx_end_to_end |", "| 2 | 50 |", "### Targets",
-		"### Host stalls taken out of the virtual Pi's time", "| tiny | dedicated | "} {
+	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | pi3 strict |", "| tiny | rx_end_to_end | host |", "| tiny | board_int_low | board |",
+		"| 2 | 50 |", "### Targets", "### Host time taken out of the virtual Pi's time", "| tiny | pi3 strict | "} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
 		}

@@ -10,10 +10,10 @@ import (
 // transfers and targets.
 func Markdown(w io.Writer, rep *Report) {
 	if len(rep.Scenarios) > 0 {
-		fmt.Fprintln(w, "### Full pipeline on the virtual Pi")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | sim CPU | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		tableHead(w, "Full pipeline on the virtual Pi",
+			"Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.",
+			"| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |",
+			"|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
 			if s.LoadPercent == 0 {
@@ -41,35 +41,26 @@ func Markdown(w io.Writer, rep *Report) {
 			}
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "### Host stalls taken out of the virtual Pi's time (sim/clock)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | sim CPU | CPU stalls | of which Go runtime parks | of which wake-ups > 50 µs | removed ms | longest µs | bus thread late | removed ms |")
-		fmt.Fprintln(w, "|---|:---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, s := range rep.Scenarios {
-			c := s.Clock
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %.1f | %.0f | %d | %.1f |\n",
-				s.Name, simCPU(s), c.CPUStalls, c.RuntimeParks, c.SlowWakeUps, c.CPUStallMs, c.CPUStallMaxUs, c.BusLate, c.BusLateMs)
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "### Stage latencies (µs)")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| scenario | stage | count | p50 | p90 | p99 | p99.9 | max |")
-		fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+		clockTables(w, rep)
+		tableHead(w, "Stage latencies (µs)",
+			"Clock: host = cand's own CLOCK_MONOTONIC stamps (the bridge's histograms): on the virtual Pi they hold host stalls the board's clock took out and miss the board's slower CPU, so they are not the board's latencies; board = measured by the virtual Pi in the board's time (board_int_low: INT asserted → released).",
+			"| scenario | stage | clock | count | p50 | p90 | p99 | p99.9 | max |",
+			"|---|---|:---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			for _, name := range stageOrder(s.Stages) {
 				st := s.Stages[name]
 				if st.Count == 0 {
 					continue
 				}
-				fmt.Fprintf(w, "| %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
-					s.Name, name, st.Count, st.P50, st.P90, st.P99, st.P999, st.Max)
+				fmt.Fprintf(w, "| %s | %s | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
+					s.Name, name, st.Clock, st.Count, st.P50, st.P90, st.P99, st.P999, st.Max)
 			}
 		}
 		fmt.Fprintln(w)
 	}
 	burstTable(w, rep)
 	if len(rep.Transfers) > 0 {
-		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs)")
+		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs, host clock: the engine alone on an unbound register model)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| bytes | transfers | wire | poll p50 | poll p99 | sleep p50 | sleep p99 | poll p50 / wire | sleep p50 / poll p50 | poll slept | sleep slept |")
 		fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -96,20 +87,67 @@ func Markdown(w io.Writer, rep *Report) {
 	}
 }
 
+// simCPU is the scenario's board and clock rule, the forgiving rule marked.
 func simCPU(s ScenarioResult) string {
-	if s.SharedCPU {
-		return "shared"
+	rule := s.ClockRule
+	if rule == "dedicated" {
+		rule = "dedicated (forgiving)"
 	}
-	return "dedicated"
+	return strings.TrimSpace(s.Board + " " + rule)
 }
 
-// stageOrder lists the named stages first, then the SPI transfer kinds.
+// clockTables writes what the virtual Pi's clock did in each scenario: the board
+// and its clocks, the host time it removed by category, and the board time it
+// charged for cand's own work.
+func clockTables(w io.Writer, rep *Report) {
+	tableHead(w, "The virtual Pi's board and clock (sim, sim/clock)",
+		"CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (host kernel ns → board kernel ns: the calibration). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.",
+		"| scenario | board, clock rule | cores | CPU factor | ARM MHz | core MHz | host kernel ns | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, s := range rep.Scenarios {
+		c := s.Clock
+		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n",
+			s.Name, simCPU(s), c.Cores, c.CPUFactor, c.ARMMHz, c.CoreMHz, c.HostKernelNs, c.BoardKernelNs, c.HostHandOffNs/1e3, c.AheadMs, c.ForgivingMs)
+	}
+	fmt.Fprintln(w)
+	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall"}
+	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
+	for _, s := range rep.Scenarios {
+		c := s.Clock
+		fmt.Fprintf(w, "| %s | %s |", s.Name, simCPU(s))
+		for _, k := range removed {
+			fmt.Fprintf(w, " %.1f |", c.RemovedMs[k])
+		}
+		fmt.Fprintf(w, " %.0f |", c.RemovedMaxUs)
+		for _, k := range charged {
+			fmt.Fprintf(w, " %.1f |", c.ChargedMs[k])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+// tableHead writes a section's title and note, and a table's header and
+// alignment rows.
+func tableHead(w io.Writer, title, note, header, align string) {
+	fmt.Fprintf(w, "### %s\n\n%s\n\n%s\n%s\n", title, note, header, align)
+}
+
+// stageOrder lists the named stages first, then the board's own, then the SPI
+// transfer kinds.
 func stageOrder(m map[string]Stage) []string {
 	var out []string
 	for _, n := range StageNames {
 		if _, ok := m[n]; ok {
 			out = append(out, n)
 		}
+	}
+	if _, ok := m["board_int_low"]; ok {
+		out = append(out, "board_int_low")
 	}
 	var spi []string
 	for n := range m {
@@ -136,7 +174,7 @@ func burstTable(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "Reference (the kernel's mcp251x and spi-bcm2835 on a Pi 2, %s): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs as SPI polling grew longer; first CS-down → last CS-up %.1f µs → %.1f µs. "+
 				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",
 				r.Source, r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
-			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs | int_handled p99 µs | handling µs/burst | reference xfers | reference handling µs |")
+			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs (host clock) | int_handled p99 µs (host clock) | handling µs/burst | reference xfers | reference handling µs |")
 			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		}
 		b := s.Burst

@@ -20,6 +20,7 @@ import (
 	"cand/metrics"
 	"cand/sim"
 	"cand/sim/canbus"
+	"cand/sim/clock"
 	"cand/sim/soc"
 	"cand/socketcan"
 )
@@ -46,7 +47,14 @@ type Scenario struct {
 	Stress bool
 	// SharedCPU runs the virtual Pi on host time (hardware.sim_cpu: shared).
 	SharedCPU bool
-	Duration  time.Duration
+	// Rule is the virtual Pi's clock rule (hardware.sim_cpu; "": the base's,
+	// strict by default); SharedCPU overrides it. dedicated is the forgiving
+	// rule, for comparison.
+	Rule config.SimCPU
+	// Board is the board the virtual Pi plays (hardware.sim_board; "": the
+	// base's, pi3 by default).
+	Board    config.SimBoard
+	Duration time.Duration
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -111,7 +119,12 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 		cfg.Realtime = base.Realtime
 		cfg.Controllers[0].SPI = base.SPI
 	}
-	cfg.Hardware.SimCPU = config.SimCPUDedicated
+	if sc.Rule != "" {
+		cfg.Hardware.SimCPU = sc.Rule
+	}
+	if sc.Board != "" {
+		cfg.Hardware.SimBoard = sc.Board
+	}
 	if sc.SharedCPU {
 		cfg.Hardware.SimCPU = config.SimCPUShared
 	}
@@ -136,7 +149,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if err != nil {
 		return res, err
 	}
-	byteNs, err := spiByteNs(pi.CoreClockHz(), cfg.Controllers[0].SPI)
+	res.Board, res.ClockRule = string(pi.Board().Name), string(pi.Rule())
+	_, maxCore := pi.CoreClockRange()
+	byteNs, err := spiByteNs(maxCore, cfg.Controllers[0].SPI)
 	if err != nil {
 		return res, err
 	}
@@ -224,10 +239,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 		res.CPUUsPerFrame = float64(w.cpu.Microseconds()) / float64(received)
 	}
 	res.PolledInterrupts = m.PolledInts.Load()
-	cs := pi.Clock().Stats()
-	res.Clock = ClockResult{CPUStalls: cs.CPUStalls, CPUStallMs: float64(cs.CPUStallNs) / 1e6, CPUStallMaxUs: float64(cs.CPUStallMaxNs) / 1e3,
-		RuntimeParks: cs.CPUParks, SlowWakeUps: cs.CPUWakes, BusLate: cs.BusLate, BusLateMs: float64(cs.BusLateNs) / 1e6}
+	res.Clock = clockOf(pi)
 	res.Stages = stages(m)
+	res.Stages["board_int_low"] = boardStage(pi.INTLow(0).Snapshot())
 	res.RXHistogram = rxBuckets(d.Metrics)
 	if sc.Burst > 1 {
 		res.Burst = burstOf(sc, m, &w)
@@ -333,6 +347,30 @@ func readWindow(ctx context.Context, fd int, peer *canbus.Peer, perPeriod uint64
 
 // StageNames lists the stages in table order.
 var StageNames = []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done", "both_rx_full"}
+
+// clockOf is what the virtual Pi's clock did over the run, in report units.
+func clockOf(pi *sim.Pi) ClockResult {
+	cs := pi.Clock().Stats()
+	b := pi.Board()
+	arm, core := pi.Clocks()
+	r := ClockResult{Rule: string(pi.Rule()), Board: string(b.Name), Model: b.Model, CPU: b.CPU, Cores: b.Cores,
+		CPUFactor: pi.Factor(), ARMMHz: float64(arm) / 1e6, CoreMHz: float64(core) / 1e6,
+		HostKernelNs: b.Host.KernelNs, HostHandOffNs: b.Host.HandOffNs,
+		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
+		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs)},
+		Parks:     cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
+		AheadMs: ms(pi.Clock().Ahead())}
+	if b.Host.KernelNs > 0 {
+		r.BoardKernelNs = b.KernelNs(arm)
+	}
+	for c := clock.Category(0); c < clock.NumCategories; c++ {
+		r.RemovedMs[c.String()] = ms(cs.Removed[c].Ns)
+		r.Removals[c.String()] = cs.Removed[c].Count
+	}
+	return r
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 func stages(m *metrics.Controller) map[string]Stage {
 	out := map[string]Stage{}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"time"
 
 	"cand/metrics"
@@ -22,9 +23,14 @@ type ScenarioResult struct {
 	DLC             uint8   `json:"dlc"`
 	IntPollWindowUs float64 `json:"int_poll_window_us"`
 	Stress          bool    `json:"stress"`
-	// SharedCPU: the virtual Pi ran on host time (hardware.sim_cpu: shared);
-	// otherwise the owner thread played a dedicated CPU (sim/clock).
+	// SharedCPU: the virtual Pi ran on host time (hardware.sim_cpu: shared).
 	SharedCPU bool `json:"shared_cpu"`
+	// Board is the board profile the virtual Pi played (hardware.sim_board) and
+	// ClockRule its clock's rule (hardware.sim_cpu): strict, dedicated (the
+	// forgiving rule: the driver's own time is taken out of the board's) or
+	// shared (host time, host speed). docs/clock.md, docs/boards.md.
+	Board     string `json:"board"`
+	ClockRule string `json:"clock_rule"`
 	// Error, when set, is why the scenario stopped early (e.g. the daemon failed);
 	// the figures then cover only what was measured before, or are zero.
 	Error                  string  `json:"error,omitempty"`
@@ -35,14 +41,16 @@ type ScenarioResult struct {
 	RXOverflows            uint64  `json:"rx_overflows"`
 	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
 	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
-	SPIByteNs              int64   `json:"spi_byte_ns"`
-	WireUsPerRXFrame       float64 `json:"wire_us_per_rx_frame"`
-	AllocsPerFrame         float64 `json:"allocs_per_frame"`
-	CPUUsPerFrame          float64 `json:"cpu_us_per_frame"`
-	PolledInterrupts       uint64  `json:"polled_interrupts"`
-	// Clock is what the virtual Pi's clock took out of its time over the whole
-	// run (zero with SharedCPU).
-	Clock  ClockResult      `json:"sim_clock"`
+	// SPIByteNs is one byte's wire time at the board's highest core clock (its
+	// SCLK drops with the core clock when the firmware lowers it).
+	SPIByteNs        int64   `json:"spi_byte_ns"`
+	WireUsPerRXFrame float64 `json:"wire_us_per_rx_frame"`
+	AllocsPerFrame   float64 `json:"allocs_per_frame"`
+	CPUUsPerFrame    float64 `json:"cpu_us_per_frame"`
+	PolledInterrupts uint64  `json:"polled_interrupts"`
+	// Clock is what the virtual Pi's clock did to its time over the whole run.
+	Clock ClockResult `json:"sim_clock"`
+	// Stages are latency distributions, each in the clock its Clock names.
 	Stages map[string]Stage `json:"stages"`
 	// Burst is set for burst scenarios: Reference3x7's one interrupt with 3
 	// messages / 7 transfers, side by side with what the daemon needed.
@@ -51,19 +59,56 @@ type ScenarioResult struct {
 	RXHistogram []Bucket `json:"rx_end_to_end_buckets"`
 }
 
-// ClockResult is sim/clock's Stats in report units.
+// ClockResult is what the virtual Pi's clock did (sim/clock Stats) and the board
+// it played (sim Board), in report units.
 type ClockResult struct {
-	CPUStalls     uint64  `json:"cpu_stalls"`
-	CPUStallMs    float64 `json:"cpu_stall_ms"`
-	CPUStallMaxUs float64 `json:"cpu_stall_max_us"`
-	RuntimeParks  uint64  `json:"runtime_parks"`
-	SlowWakeUps   uint64  `json:"slow_wake_ups"`
-	BusLate       uint64  `json:"bus_late"`
-	BusLateMs     float64 `json:"bus_late_ms"`
+	Rule  string `json:"rule"`
+	Board string `json:"board"`
+	Model string `json:"model"`
+	CPU   string `json:"cpu"`
+	Cores int    `json:"cores"`
+	// CPUFactor is board ns per host ns of the owner's own running at the end of
+	// the run, at the ARM and core clocks then (the governor scales them).
+	CPUFactor float64 `json:"cpu_factor"`
+	ARMMHz    float64 `json:"arm_mhz"`
+	CoreMHz   float64 `json:"core_mhz"`
+	// The calibration: the kernel's time on this host and on the board at that
+	// ARM clock, and the host's park-and-hand-back of a locked thread.
+	HostKernelNs  float64 `json:"host_kernel_ns"`
+	BoardKernelNs float64 `json:"board_kernel_ns"`
+	HostHandOffNs float64 `json:"host_handoff_ns"`
+	// RemovedMs and Removals: host time taken out of the board's, by category
+	// (runqueue, steal, park, wake_up, bus_late, register_model, stall).
+	RemovedMs    map[string]float64 `json:"removed_ms"`
+	Removals     map[string]uint64  `json:"removals"`
+	RemovedMaxUs float64            `json:"removed_max_us"`
+	// ChargedMs: board time charged beyond host time for cand's own work (strict
+	// rule), by kind (cpu_scaled, park, wake_up, shared_core).
+	ChargedMs map[string]float64 `json:"charged_ms"`
+	Parks     uint64             `json:"parks"`
+	WakeUps   uint64             `json:"wake_ups"`
+	// FloorKeptMs is removal the floors refused; AheadMs how far the board's time
+	// ended ahead of host time (negative: behind).
+	FloorKeptMs float64 `json:"floor_kept_ms"`
+	AheadMs     float64 `json:"board_ahead_of_host_ms"`
+	// ForgivingMs is what the forgiving dedicated rule would have removed from
+	// the same gaps (strict rule; an indication).
+	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
 }
 
-// Stage is one latency distribution in microseconds.
+// Stage clocks: what a latency distribution was measured in.
+const (
+	// ClockHost: cand's own CLOCK_MONOTONIC stamps (the bridge's stage
+	// histograms). On the virtual Pi they hold the host stalls the clock took out
+	// and miss the board's slower CPU: not the board's time.
+	ClockHost = "host"
+	// ClockBoard: the virtual Pi's time, measured by the board itself.
+	ClockBoard = "board"
+)
+
+// Stage is one latency distribution in microseconds, in the clock Clock names.
 type Stage struct {
+	Clock string  `json:"clock"`
 	P50   float64 `json:"p50_us"`
 	P90   float64 `json:"p90_us"`
 	P99   float64 `json:"p99_us"`
@@ -80,8 +125,10 @@ type Bucket struct {
 }
 
 // TransferResult compares the SPI engine polling-first with sleeping for every
-// transfer, CS-down → CS-up, for one transfer size.
+// transfer, CS-down → CS-up, for one transfer size, in host time (Clock): the
+// engine runs alone on a register model with an unbound clock.
 type TransferResult struct {
+	Clock        string  `json:"clock"`
 	Bytes        int     `json:"bytes"`
 	Transfers    int     `json:"transfers"`
 	WireUs       float64 `json:"wire_us"`
@@ -105,6 +152,21 @@ type Target struct {
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
+// stageOf is a host-clock stage (the bridge's histograms).
 func stageOf(s metrics.Snapshot) Stage {
-	return Stage{P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
+	return Stage{Clock: ClockHost, P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
+}
+
+// boardStage is a stage the virtual Pi measured in its own time.
+func boardStage(s metrics.Snapshot) Stage {
+	st := stageOf(s)
+	st.Clock = ClockBoard
+	return st
+}
+
+// MarshalJSON writes the transfer comparison with its clock, host.
+func (x TransferResult) MarshalJSON() ([]byte, error) {
+	type plain TransferResult
+	x.Clock = ClockHost
+	return json.Marshal(plain(x))
 }

@@ -32,16 +32,35 @@ const (
 	BackendBCM2835 Backend = "bcm2835" // real SPI0/GPIO registers through /dev/mem and /dev/gpiomem
 )
 
-// SimCPU says what the virtual Pi's CPU is (backend sim only).
+// SimCPU is the rule of the virtual Pi's clock (backend sim only; sim/clock,
+// docs/clock.md).
 type SimCPU string
 
 const (
-	// SimCPUDedicated: the owner thread plays a core of its own, as on a Pi set
-	// up for cand; the host's stalls of that thread are not the virtual Pi's time
-	// (sim/clock). The default.
+	// SimCPUStrict: only what the host's scheduler or hypervisor did to the owner
+	// thread leaves the board's time; cand's own work is charged at the board's
+	// speed (hardware.sim_board). The default.
+	SimCPUStrict SimCPU = "strict"
+	// SimCPUDedicated: the forgiving rule, for comparison: every gap of more than
+	// 20µs between register accesses without a wait for the hardware leaves the
+	// board's time, the driver's own work and Go runtime parks included, and the
+	// driver runs at host speed.
 	SimCPUDedicated SimCPU = "dedicated"
-	// SimCPUShared: the virtual Pi runs on host time, host stalls included.
+	// SimCPUShared: the virtual Pi runs on host time, host stalls included, at
+	// host speed.
 	SimCPUShared SimCPU = "shared"
+)
+
+// SimBoard is the Raspberry Pi the virtual Pi plays (backend sim only): its SoC,
+// cores, clocks as its firmware scales them, and CPU speed (docs/boards.md).
+type SimBoard string
+
+const (
+	SimBoardPiZero SimBoard = "pi-zero"
+	SimBoardPi1    SimBoard = "pi1"
+	SimBoardPi2    SimBoard = "pi2"
+	SimBoardPi3    SimBoard = "pi3" // the default
+	SimBoardPi4    SimBoard = "pi4"
 )
 
 // Hardware is the SoC side, shared by all controllers on SPI0.
@@ -57,8 +76,14 @@ type Hardware struct {
 	GPIOChip string `yaml:"gpio_chip"`
 	// AnalyzerPins are optional GPIOs toggled at stage boundaries for a logic analyzer.
 	AnalyzerPins AnalyzerPins `yaml:"analyzer_pins"`
-	// SimCPU is dedicated (default) or shared; see SimCPU.
+	// SimCPU is strict (default), dedicated or shared; see SimCPU.
 	SimCPU SimCPU `yaml:"sim_cpu"`
+	// SimBoard is pi-zero, pi1, pi2, pi3 (default) or pi4; see SimBoard.
+	SimBoard SimBoard `yaml:"sim_board"`
+	// SimForceTurbo plays the board with config.txt's force_turbo=1: its ARM and
+	// core clocks at their maximum even when idle (default false: the ondemand
+	// governor scales them; docs/boards.md).
+	SimForceTurbo bool `yaml:"sim_force_turbo"`
 }
 
 // AnalyzerPins: BCM GPIO numbers 0..53, -1 (default) = off. They must not be an SPI0
@@ -301,7 +326,12 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // The allowed values of each enumeration, in the order error messages list them.
 func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
-func (SimCPU) choices() []string  { return []string{string(SimCPUDedicated), string(SimCPUShared)} }
+func (SimCPU) choices() []string {
+	return []string{string(SimCPUStrict), string(SimCPUDedicated), string(SimCPUShared)}
+}
+func (SimBoard) choices() []string {
+	return []string{string(SimBoardPiZero), string(SimBoardPi1), string(SimBoardPi2), string(SimBoardPi3), string(SimBoardPi4)}
+}
 func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }

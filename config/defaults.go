@@ -48,7 +48,10 @@ func applyDefaults(c *Config, d *decoder) {
 		h.Backend = BackendSim
 	}
 	if !d.has("hardware.sim_cpu") {
-		h.SimCPU = SimCPUDedicated
+		h.SimCPU = SimCPUStrict
+	}
+	if !d.has("hardware.sim_board") {
+		h.SimBoard = SimBoardPi3
 	}
 	if !d.has("hardware.poll_budget") {
 		h.PollBudget = DefaultPollBudget

@@ -8,6 +8,7 @@ import (
 	"cand/hw/bcm2835"
 	"cand/metrics"
 	"cand/sim"
+	"cand/sim/clock"
 )
 
 // simBackend is the virtual Pi: the same register code as on a real Pi, on the
@@ -42,26 +43,26 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 	if err != nil {
 		return nil, err
 	}
+	// Dividers sized for the board's highest core clock, as on a real Pi: SCLK
+	// never exceeds the request, and drops with the core clock.
+	minCore, maxCore := pi.CoreClockRange()
 	h := &hardware{
 		gpio: g,
-		spi:  bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()}),
+		spi: bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: maxCore, MinCoreClockHz: minCore,
+			PollBudget: cfg.Hardware.PollBudget.D()}),
 	}
 	var names []string
 	for i := range cfg.Controllers {
 		h.fds = append(h.fds, pi.IntFd(i))
 		names = append(names, cfg.Controllers[i].Name)
 	}
-	return &simBackend{hardware: h, pi: pi, cpu: cfg.Hardware.SimCPU, buses: len(cfg.Controllers), names: names, saved: saved, log: log}, nil
+	return &simBackend{hardware: h, pi: pi, cpu: pi.Rule(), buses: len(cfg.Controllers), names: names, saved: saved, log: log}, nil
 }
 
 func (b *simBackend) threads() int { return b.buses }
 
 func (b *simBackend) observe(r *metrics.Registry) {
-	clk := b.pi.Clock()
-	r.AddSimClock(func() metrics.SimClock {
-		s := clk.Stats()
-		return metrics.SimClock{CPUStalls: s.CPUStalls, CPUStallNs: s.CPUStallNs, BusLate: s.BusLate, BusLateNs: s.BusLateNs}
-	})
+	r.AddSimClock(func() metrics.SimClock { return simClockMetrics(b.pi) })
 	r.AddSimPeers(func() []metrics.SimPeer {
 		var out []metrics.SimPeer
 		for i, name := range b.names {
@@ -73,35 +74,74 @@ func (b *simBackend) observe(r *metrics.Registry) {
 	})
 }
 
+// simClockMetrics reads the virtual Pi's clock for /metrics.
+func simClockMetrics(pi *sim.Pi) metrics.SimClock {
+	s := pi.Clock().Stats()
+	arm, core := pi.Clocks()
+	m := metrics.SimClock{Board: string(pi.Board().Name), Rule: string(pi.Rule()), Factor: pi.Factor(),
+		CoreClockHz: float64(core), ARMClockHz: float64(arm)}
+	for c := clock.Category(0); c < clock.NumCategories; c++ {
+		thread := "cpu"
+		if c == clock.BusLate {
+			thread = "bus"
+		}
+		m.Removed = append(m.Removed, metrics.SimRemoval{Thread: thread, Category: c.String(), Count: s.Removed[c].Count, Ns: s.Removed[c].Ns})
+	}
+	m.Charged = []metrics.SimCharge{{Kind: "cpu_scaled", Ns: s.ScaledNs}, {Kind: "park", Ns: s.ParkNs},
+		{Kind: "wake_up", Ns: s.WakeNs}, {Kind: "shared_core", Ns: s.SharedCoreNs}}
+	return m
+}
+
 func (b *simBackend) start(ctx context.Context) { b.pi.Start(ctx) }
 
 // bindOwner makes the calling (owner) thread the virtual Pi's CPU, unless the
-// configuration asks for a shared CPU: the host's stalls of this thread are then
-// not the board's time (sim/clock). Without /proc the board stays on host time.
+// configuration asks for host time (hardware.sim_cpu: shared). Without /proc the
+// board stays on host time.
 // now is the virtual Pi's time: the load peers are paced in it.
 func (b *simBackend) now() int64 { return b.pi.Clock().Now() }
 
 func (b *simBackend) bindOwner() {
+	bd := b.pi.Board()
 	if b.cpu == config.SimCPUShared {
-		b.log.Info("virtual Pi on host time: host stalls of the owner thread count as the board's time (hardware.sim_cpu: shared)")
+		b.log.Info("virtual Pi on host time: host stalls of the owner thread count as the board's time, and the driver runs at host speed (hardware.sim_cpu: shared)",
+			"board", bd.Name)
 		return
 	}
-	if err := b.pi.Clock().BindCPU(); err != nil {
+	clk := b.pi.Clock()
+	if err := clk.BindCPU(); err != nil {
 		b.log.Warn("virtual Pi on host time: host stalls of the owner thread will count as the board's time", "err", err)
 		return
 	}
-	b.log.Info("virtual Pi: the owner thread plays a dedicated CPU; host stalls of it are taken out of the board's time (cand_sim_host_stall_seconds_total)")
+	if b.cpu == config.SimCPUDedicated {
+		b.log.Info("virtual Pi on the forgiving dedicated rule: every gap without a wait for the hardware is taken out of the board's time, the driver's own work and Go runtime parks included, and the driver runs at host speed (hardware.sim_cpu: dedicated)",
+			"board", bd.Name)
+		return
+	}
+	if clk.SchedstatMissing() {
+		b.log.Warn("virtual Pi: no /proc/self/task/TID/schedstat on this kernel (CONFIG_SCHED_INFO): the host's runqueue waits of the owner thread count as the board's time")
+	}
+	arm, core := b.pi.Clocks()
+	b.log.Info("virtual Pi: the owner thread plays the board's CPU; only the host's runqueue, steal and slow wake-ups leave the board's time (cand_sim_host_stall_seconds_total)",
+		"board", bd.Name, "model", bd.Model, "cpu_factor", b.pi.Factor(), "arm_hz", arm, "core_hz", core,
+		"host_kernel_ns", bd.Host.KernelNs, "host_handoff_ns", bd.Host.HandOffNs)
 }
 
-// report returns the board to host time and logs the host stalls taken out of it.
+// report returns the board to host time and logs what the clock did to its time.
 func (b *simBackend) report() {
 	clk := b.pi.Clock()
 	clk.UnbindCPU()
-	if s := clk.Stats(); s.CPUStalls+s.BusLate > 0 {
-		b.log.Info("virtual Pi: host stalls taken out of the board's time",
-			"owner_stalls", s.CPUStalls, "owner_stall_ms", s.CPUStallNs/1e6, "longest_us", s.CPUStallMaxNs/1e3,
-			"bus_late", s.BusLate, "bus_late_ms", s.BusLateNs/1e6)
+	s := clk.Stats()
+	if s.RemovedNs()+s.ChargedNs() == 0 {
+		return
 	}
+	args := []any{"rule", s.Rule.String(), "removed_ms", s.RemovedNs() / 1e6, "longest_us", s.MaxRemovalNs / 1e3,
+		"charged_ms", s.ChargedNs() / 1e6, "ahead_ms", clk.Ahead() / 1e6}
+	for c := clock.Category(0); c < clock.NumCategories; c++ {
+		if r := s.Removed[c]; r.Count > 0 {
+			args = append(args, c.String()+"_ms", r.Ns/1e6)
+		}
+	}
+	b.log.Info("virtual Pi: the board's time", args...)
 }
 
 func (b *simBackend) close() {

@@ -9,9 +9,10 @@ import (
 )
 
 // The metrics endpoint serves the controller's SPI clock and its range (the virtual
-// Pi's core clock is fixed: 400 MHz / 40 = 10 MHz) and counts received frames.
+// Pi's core clock pinned at 400 MHz, as core_freq=400 on a Pi 3: 400 MHz / 40 =
+// 10 MHz) and counts received frames.
 func TestMetricsEndpoint(t *testing.T) {
-	r := newRigConfig(t).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
+	r := newRigConfig(t).coreClock(400_000_000).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
 	if _, _, err := r.read(0, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +37,24 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 	r.checkConservation()
+}
+
+// Unpinned, the default board (a Pi 3) moves its core clock between 250 and
+// 400 MHz: the dividers are sized for 400 (10 MHz), and SCLK drops to 6.25 MHz
+// with the core. The board and its clock rule are exported too.
+func TestMetricsSPIClockRange(t *testing.T) {
+	r := newRigConfig(t).start()
+	s := scrapeMetrics(t, r.d.MetricsAddr)
+	for name, want := range map[string]float64{"cand_spi_clock_hertz": 10e6, "cand_spi_clock_min_hertz": 6.25e6, "cand_spi_clock_max_hertz": 10e6} {
+		if v := s.value(t, name); v != want {
+			t.Errorf("%s = %g, want %g", name, v, want)
+		}
+	}
+	if v := s.metric(t, "cand_sim_board_info", map[string]string{"board": "pi3", "rule": "strict"}).Gauge.GetValue(); v != 1 {
+		t.Errorf("cand_sim_board_info{board=pi3,rule=strict} = %g, want 1", v)
+	}
+	if f := s.metric(t, "cand_sim_cpu_factor", nil).Gauge.GetValue(); f < 1 {
+		t.Errorf("cand_sim_cpu_factor = %g, want at least 1", f)
+	}
+	s.metric(t, "cand_sim_host_stall_seconds_total", map[string]string{"category": "runqueue", "thread": "cpu"})
 }

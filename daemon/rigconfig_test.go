@@ -22,6 +22,7 @@ type rigConfig struct {
 	controllers []*rigController
 	status      string   // status.socket and, if any, status.group, as YAML
 	sections    []string // further top-level sections, each a "key: value" line
+	hardware    []string // hardware keys beyond the backend, as YAML
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
@@ -49,6 +50,33 @@ func (c *rigConfig) controller(name, iface string) *rigConfig {
 // named renames the last controller and its interface.
 func (c *rigConfig) named(name, iface string) *rigConfig {
 	c.last().name, c.last().iface = name, iface
+	return c
+}
+
+// board makes the virtual Pi play board b (hardware.sim_board) instead of the
+// default: a test whose traffic must be lossless picks a board fast enough for it.
+func (c *rigConfig) board(b config.SimBoard) *rigConfig {
+	c.hardware = append(c.hardware, "sim_board: "+string(b))
+	return c
+}
+
+// clockRule runs the virtual Pi's clock on rule r (hardware.sim_cpu).
+func (c *rigConfig) clockRule(r config.SimCPU) *rigConfig {
+	c.hardware = append(c.hardware, "sim_cpu: "+string(r))
+	return c
+}
+
+// forceTurbo plays the board with force_turbo=1: its clocks at their maximum
+// from the start, for a test whose traffic must be lossless from its first frame.
+func (c *rigConfig) forceTurbo() *rigConfig {
+	c.hardware = append(c.hardware, "sim_force_turbo: true")
+	return c
+}
+
+// coreClock pins the board's core clock at hz (hardware.core_clock_hz, as
+// core_freq does on a Pi).
+func (c *rigConfig) coreClock(hz uint32) *rigConfig {
+	c.hardware = append(c.hardware, fmt.Sprintf("core_clock_hz: %d", hz))
 	return c
 }
 
@@ -186,7 +214,7 @@ func (c *rigConfig) start() *rig {
 // config.Parse fills in their defaults.
 func (c *rigConfig) yaml() string {
 	var b strings.Builder
-	b.WriteString("hardware: {backend: sim}\nrealtime: {priority: 0, mlockall: false}\n")
+	fmt.Fprintf(&b, "hardware: {%s}\nrealtime: {priority: 0, mlockall: false}\n", strings.Join(append([]string{"backend: sim"}, c.hardware...), ", "))
 	if len(c.metrics) > 0 {
 		fmt.Fprintf(&b, "metrics: {%s}\n", strings.Join(c.metrics, ", "))
 	}

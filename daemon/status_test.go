@@ -16,6 +16,7 @@ import (
 	"go.einride.tech/can"
 
 	"cand/canstate"
+	"cand/config"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -141,7 +142,11 @@ func nativeBucket(h *dto.Histogram, q float64) (lo, hi float64) {
 // rank. The bit times are the simulated bus's own count of the frames it carried.
 func TestStatusMatchesMetrics(t *testing.T) {
 	sock := filepath.Join(statusDir(t), "status.sock")
-	r := newRigConfig(t).statusSocket(sock, "").peer(answerPeer("echo", 1)).start()
+	// Lossless traffic both ways is the premise (equal counters, not timing), and
+	// the echo answers each frame back to back: on the strict rule even a Pi 4 at
+	// force_turbo overflowed now and then on a loaded host (docs/clock.md), so
+	// this runs on the dedicated rule, as before the strict one.
+	r := newRigConfig(t).clockRule(config.SimCPUDedicated).statusSocket(sock, "").peer(answerPeer("echo", 1)).start()
 	if r.d.StatusSocket != sock {
 		t.Fatalf("Daemon.StatusSocket = %q, want %q", r.d.StatusSocket, sock)
 	}
@@ -345,7 +350,7 @@ func TestStatusMatchesMetrics(t *testing.T) {
 // sampler ticks in host time, so an interval is at most about one second of it.
 func TestStatusBusLoad(t *testing.T) {
 	sock := filepath.Join(statusDir(t), "status.sock")
-	r := newRigConfig(t).statusSocket(sock, "").peer(loadPeer("load", 0x123, 8, 30)).start()
+	r := newRigConfig(t).clockRule(config.SimCPUDedicated).statusSocket(sock, "").peer(loadPeer("load", 0x123, 8, 30)).start()
 	ctx, cancel := context.WithCancel(context.Background())
 	drained := make(chan struct{})
 	defer func() { cancel(); <-drained }()

@@ -24,7 +24,11 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		r.AddBitTiming(c, BitTiming{BitTiming: kernelTiming(t), OscillatorHz: 16_000_000, SCLKHz: 10_000_000})
 	}
 	r.AddSimPeers(func() []SimPeer { return []SimPeer{{Controller: "can0", Peer: "flood", Dropped: 4}} })
-	r.AddSimClock(func() SimClock { return SimClock{CPUStalls: 3, CPUStallNs: 1_500_000, BusLate: 1, BusLateNs: 250_000} })
+	r.AddSimClock(func() SimClock {
+		return SimClock{Board: "pi3", Rule: "strict", Factor: 12, CoreClockHz: 4e8, ARMClockHz: 1.2e9,
+			Removed: []SimRemoval{{Thread: "cpu", Category: "runqueue", Count: 3, Ns: 1_500_000}, {Thread: "bus", Category: "bus_late", Count: 1, Ns: 250_000}},
+			Charged: []SimCharge{{Kind: "park", Ns: 40_000}}}
+	})
 	r.AddRealtime().SetRefused(SchedFIFO, true)
 	text := scrapeText(t, r.Handler())
 

@@ -2,41 +2,82 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// SimClock is what the virtual Pi's clock took out of its time (sim/clock): the
-// host's stalls of the thread that plays the CPU, and the simulated bus thread's
-// lateness beyond its grace.
+// SimClock is what the virtual Pi's clock did to the board's time (sim/clock):
+// the host time it took out, by thread and category, and the board time it
+// charged beyond host time for cand's own work; and the board it plays.
 type SimClock struct {
-	CPUStalls  uint64
-	CPUStallNs int64
-	BusLate    uint64
-	BusLateNs  int64
+	Board string // the board profile, e.g. pi3
+	Rule  string // strict, dedicated (forgiving) or shared (host time)
+	// Removed: host time taken out of the board's time.
+	Removed []SimRemoval
+	// Charged: board time charged beyond the host time it stands for, by kind
+	// (cpu_scaled, park, wake_up, shared_core).
+	Charged []SimCharge
+	// Factor is board ns per host ns of the owner thread's own running.
+	Factor float64
+	// CoreClockHz and ARMClockHz are the board's clocks now.
+	CoreClockHz, ARMClockHz float64
+}
+
+// SimRemoval is one category of removals on one thread (cpu: the owner thread,
+// bus: the simulated bus thread).
+type SimRemoval struct {
+	Thread, Category string
+	Count            uint64
+	Ns               int64
+}
+
+// SimCharge is one kind of board time charged.
+type SimCharge struct {
+	Kind string
+	Ns   int64
 }
 
 var (
 	simStallsDesc = prometheus.NewDesc("cand_sim_host_stalls_total",
-		"Virtual Pi only: host stalls taken out of the board's time (sim/clock); thread=cpu: the owner thread kept from running (runqueue waits, hypervisor steal, Go runtime parks, wake-ups beyond 50us), thread=bus: the simulated bus thread woken more than 100us late.",
-		[]string{"thread"}, nil)
+		"Virtual Pi only: host stalls taken out of the board's time (sim/clock), by thread (cpu: the owner thread, bus: the simulated bus thread) and category: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park beyond the board's cost of one), wake_up (a wake-up beyond the board's), register_model (the register model's host time beyond the board's access time), bus_late (the bus thread woken more than 100us late), stall (the forgiving dedicated rule: any gap without a wait).",
+		[]string{"thread", "category"}, nil)
 	simStallSecondsDesc = prometheus.NewDesc("cand_sim_host_stall_seconds_total",
-		"Virtual Pi only: total host stall time taken out of the board's time, by thread (see cand_sim_host_stalls_total).",
-		[]string{"thread"}, nil)
+		"Virtual Pi only: host time taken out of the board's time, by thread and category (see cand_sim_host_stalls_total).",
+		[]string{"thread", "category"}, nil)
+	simChargedDesc = prometheus.NewDesc("cand_sim_board_charged_seconds_total",
+		"Virtual Pi only (strict rule): board time charged beyond host time for cand's own work, by kind: cpu_scaled (the owner's running on the board's slower core), park and wake_up (the board's cost of them), shared_core (the other threads' CPU time on a one-core board).",
+		[]string{"kind"}, nil)
+	simBoardDesc = prometheus.NewDesc("cand_sim_board_info",
+		"Virtual Pi only: the board profile it plays and the clock rule (strict, dedicated: forgiving, shared: host time).",
+		[]string{"board", "rule"}, nil)
+	simFactorDesc = prometheus.NewDesc("cand_sim_cpu_factor",
+		"Virtual Pi only: board time per host time of the owner thread's own running, at the board's CPU clock now.",
+		nil, nil)
+	simClockHzDesc = prometheus.NewDesc("cand_sim_clock_hz",
+		"Virtual Pi only: the board's clocks now, as its firmware scales them (clock: core, arm).",
+		[]string{"clock"}, nil)
 )
 
 type simClockCollector struct{ read func() SimClock }
 
 func (c simClockCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- simStallsDesc
-	ch <- simStallSecondsDesc
+	for _, d := range []*prometheus.Desc{simStallsDesc, simStallSecondsDesc, simChargedDesc, simBoardDesc, simFactorDesc, simClockHzDesc} {
+		ch <- d
+	}
 }
 
 func (c simClockCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.read()
-	ch <- prometheus.MustNewConstMetric(simStallsDesc, prometheus.CounterValue, float64(s.CPUStalls), "cpu")
-	ch <- prometheus.MustNewConstMetric(simStallsDesc, prometheus.CounterValue, float64(s.BusLate), "bus")
-	ch <- prometheus.MustNewConstMetric(simStallSecondsDesc, prometheus.CounterValue, float64(s.CPUStallNs)/1e9, "cpu")
-	ch <- prometheus.MustNewConstMetric(simStallSecondsDesc, prometheus.CounterValue, float64(s.BusLateNs)/1e9, "bus")
+	for _, r := range s.Removed {
+		ch <- prometheus.MustNewConstMetric(simStallsDesc, prometheus.CounterValue, float64(r.Count), r.Thread, r.Category)
+		ch <- prometheus.MustNewConstMetric(simStallSecondsDesc, prometheus.CounterValue, float64(r.Ns)/1e9, r.Thread, r.Category)
+	}
+	for _, k := range s.Charged {
+		ch <- prometheus.MustNewConstMetric(simChargedDesc, prometheus.CounterValue, float64(k.Ns)/1e9, k.Kind)
+	}
+	ch <- prometheus.MustNewConstMetric(simBoardDesc, prometheus.GaugeValue, 1, s.Board, s.Rule)
+	ch <- prometheus.MustNewConstMetric(simFactorDesc, prometheus.GaugeValue, s.Factor)
+	ch <- prometheus.MustNewConstMetric(simClockHzDesc, prometheus.GaugeValue, s.CoreClockHz, "core")
+	ch <- prometheus.MustNewConstMetric(simClockHzDesc, prometheus.GaugeValue, s.ARMClockHz, "arm")
 }
 
-// AddSimClock exports the virtual Pi's clock removals, read at each scrape.
+// AddSimClock exports the virtual Pi's clock, read at each scrape.
 func (r *Registry) AddSimClock(read func() SimClock) {
 	r.reg.MustRegister(simClockCollector{read: read})
 }

@@ -5,6 +5,13 @@
 // the SPI0 and GPIO register blocks and each INT line's event fd from here, and
 // nothing else. Between the board and each chip sit its wires (wiring.go), where
 // tests inject wiring faults: a chip that does not answer, an INT line held low.
+//
+// The board it plays (hardware.sim_board, board.go) sets the SoC, the cores, the
+// clocks as the board's firmware scales them (governor.go) and how much slower
+// than this host the board's CPU runs the driver's code, calibrated when the
+// board is built (calibrate.go); under the strict clock rule (sim/clock) the
+// driver's time is charged at that speed (cpu.go). docs/boards.md gives the
+// figures and their sources.
 package sim
 
 import (
@@ -14,26 +21,29 @@ import (
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/hw/pinout"
+	"cand/metrics"
 	"cand/sim/canbus"
 	"cand/sim/clock"
 	"cand/sim/mcpchip"
 	"cand/sim/soc"
 )
 
-// DefaultCoreClockHz is the virtual Pi's core clock: a Pi 3's turbo clock, for
-// which 10 MHz SCLK is exactly CDIV 40.
-const DefaultCoreClockHz = 400_000_000
-
 // Pi is the virtual board.
 type Pi struct {
+	board Board
+	rule  config.SimCPU
 	clk   *clock.Clock
 	soc   *soc.SoC
+	gov   *governor // strict rule only
 	buses []*canbus.Bus
 	chips []*mcpchip.Chip
 	edges []*soc.EdgeLine
 	wires []*Wiring
 	peers [][]*canbus.Peer
 	stall soc.BusStall // gates SPI0 and GPIO as the driver sees them
+	// intLow is per controller how long its INT line stayed low, in the board's
+	// time: the board's own measure of how soon the driver served the chip.
+	intLow []*intSpan
 }
 
 // Node is one controller's simulated world.
@@ -46,15 +56,40 @@ type Node struct {
 	Wiring *Wiring
 }
 
-// New builds the board for cfg: per controller an MCP2515 on its chip select and
-// INT pin, on a bus at the controller's bitrate with its peers.
+// New builds the board for cfg: the board profile hardware.sim_board (pi3 if
+// unset) on the clock rule hardware.sim_cpu (strict if unset), and per controller
+// an MCP2515 on its chip select and INT pin, on a bus at the controller's bitrate
+// with its peers. Under the strict rule it first calibrates the board's CPU
+// against this host (a few milliseconds).
 func New(cfg *config.Config) (*Pi, error) {
-	core := cfg.Hardware.CoreClockHz
-	if core == 0 {
-		core = DefaultCoreClockHz
+	h := &cfg.Hardware
+	name, rule := h.SimBoard, h.SimCPU
+	if name == "" {
+		name = config.SimBoardPi3
+	}
+	if rule == "" {
+		rule = config.SimCPUStrict
+	}
+	prof, err := ProfileOf(name)
+	if err != nil {
+		return nil, err
+	}
+	var host Calibration
+	if rule == config.SimCPUStrict {
+		host = Calibrate()
+	}
+	board, err := newBoard(prof, h, host)
+	if err != nil {
+		return nil, err
 	}
 	clk := clock.New()
-	p := &Pi{clk: clk, soc: soc.NewOn(core, bcm2835.SoCBCM2837, clk)}
+	if rule == config.SimCPUDedicated {
+		clk.SetRule(clock.Dedicated)
+	}
+	p := &Pi{board: board, rule: rule, clk: clk, soc: soc.NewOn(board.CoreMaxHz, board.SoC, clk)}
+	if rule == config.SimCPUStrict {
+		p.gov = newGovernor(board, clk, p.soc)
+	}
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
 		bt, err := cc.BitTiming()
@@ -83,7 +118,10 @@ func New(cfg *config.Config) (*Pi, error) {
 		// The event is written once the bus's lock is released: the write wakes
 		// the owner thread, which must not find the lock still held.
 		flush := edge.Flush
+		low := &intSpan{}
+		p.intLow = append(p.intLow, low)
 		chip.OnINT(func(level bool, at int64) {
+			low.edge(level, at)
 			w.chipINT(level, at)
 			bus.AfterUnlock(flush)
 		})
@@ -108,15 +146,48 @@ func csPin(cs pinout.ChipSelect) (int, error) {
 	return cs.Pin(), nil
 }
 
-// SPI0 is the SPI0 register block, behind the peripheral bus (BusStall).
-func (p *Pi) SPI0() bcm2835.Regs { return p.stall.Gate(p.soc.SPI0()) }
+// SPI0 is the SPI0 register block, as the board's CPU reaches it (cpu.go), behind the peripheral bus (BusStall).
+func (p *Pi) SPI0() bcm2835.Regs { return p.stall.Gate(p.cpuView(p.soc.SPI0())) }
 
-// GPIO is the GPIO register block, behind the peripheral bus (BusStall).
-func (p *Pi) GPIO() bcm2835.Regs { return p.stall.Gate(p.soc.GPIO()) }
+// GPIO is the GPIO register block, as the board's CPU reaches it (cpu.go), behind the peripheral bus (BusStall).
+func (p *Pi) GPIO() bcm2835.Regs { return p.stall.Gate(p.cpuView(p.soc.GPIO())) }
 
 // BusStall is the fault of the peripheral bus that SPI0 and GPIO are reached
 // through: stalled, the owner thread's next register access never returns.
 func (p *Pi) BusStall() *soc.BusStall { return &p.stall }
+func (p *Pi) cpuView(r bcm2835.Regs) bcm2835.Regs {
+	if p.gov == nil {
+		return r
+	}
+	return cpuRegs{r: r, clk: p.clk, gov: p.gov}
+}
+
+// Board is the board the virtual Pi plays, with this host's calibration.
+func (p *Pi) Board() Board { return p.board }
+
+// Rule is the clock rule it runs on.
+func (p *Pi) Rule() config.SimCPU { return p.rule }
+
+// Clocks are the board's ARM and core clocks now.
+func (p *Pi) Clocks() (armHz, coreHz uint32) {
+	if p.gov == nil {
+		return p.board.ARMMaxHz, p.soc.CoreClockHz()
+	}
+	return p.gov.armHz.Load(), p.gov.coreHz.Load()
+}
+
+// Factor is board ns per host ns of the owner thread's own running now (1 but
+// under the strict rule).
+func (p *Pi) Factor() float64 {
+	if p.gov == nil {
+		return 1
+	}
+	return float64(p.clk.CPU().Factor) / clock.FactorUnit
+}
+
+// INTLow is how long controller i's INT line stayed low each time, in the
+// board's time.
+func (p *Pi) INTLow(i int) *metrics.Histogram { return &p.intLow[i].h }
 
 // SoC is the chip the board plays (pull-register style, pin count).
 func (p *Pi) SoC() bcm2835.SoC { return p.soc.Kind() }
@@ -129,8 +200,13 @@ func (p *Pi) Clock() *clock.Clock { return p.clk }
 // SoCModel is the register model, for tests and benchmarks.
 func (p *Pi) SoCModel() *soc.SoC { return p.soc }
 
-// CoreClockHz is the core clock SPI0 divides.
+// CoreClockHz is the core clock SPI0 divides now.
 func (p *Pi) CoreClockHz() uint32 { return p.soc.CoreClockHz() }
+
+// CoreClockRange is the range the board's firmware moves the core clock through
+// (one value when pinned): what the driver sizes SPI dividers for, as
+// hw/bcm2835's Detect reports it on a real board.
+func (p *Pi) CoreClockRange() (minHz, maxHz uint32) { return p.board.CoreMinHz, p.board.CoreMaxHz }
 
 // IntFd is controller i's INT line: the read end the driver epolls.
 func (p *Pi) IntFd(i int) int { return p.edges[i].Fd() }

@@ -198,6 +198,25 @@ func Detect(root string) (Board, error) {
 	return b, nil
 }
 
+// FromRevision is the board that revision code rev (bits 0..23) names, as Detect
+// would report it but for what only the device tree tells (Model is left empty):
+// its SoC, board type, peripheral base, GPIO count and core clock range. The
+// virtual Pi plays boards by their revision code.
+func FromRevision(rev uint32) (Board, error) {
+	rev &= 0xFFFFFF
+	proc, typ, err := decodeRevision(rev)
+	if err != nil {
+		return Board{}, err
+	}
+	soc, ok := socFromProcessor(proc)
+	if !ok {
+		return Board{}, &UnsupportedBoardError{Model: fmt.Sprintf("revision %06x", rev), Processor: proc}
+	}
+	b := Board{SoC: soc, Revision: rev, Type: typ, PeriBase: periBase(soc), NumGPIO: soc.NumGPIO()}
+	b.CoreClockMinHz, b.CoreClockMaxHz, b.CoreClockNote = coreClock(soc, typ, true)
+	return b, nil
+}
+
 // processorFromCompatible finds the SoC in the NUL-separated compatible list,
 // accepting the upstream names and the downstream kernels' bcm2708/2709/2710, and
 // returns it as a revision-code processor number.

@@ -1,46 +1,62 @@
 // Package clock is the virtual Pi's time base.
 //
-// A Raspberry Pi that runs cand well gives the owner thread a core of its own
-// (isolcpus, SCHED_FIFO): nothing takes that core away for hundreds of
-// microseconds. The machines the virtual Pi runs on do: a shared VM keeps a
-// thread that only spins off its CPU now and then (hypervisor steal, host
-// interrupts, the simulator's own threads on the runqueue), and every 10 ms of
-// running (forcePreemptNS, Go's src/runtime/proc.go) the Go runtime preempts the
-// owner goroutine, which, locked to its thread, then sleeps in a futex until
-// another thread hands it back. At 1 Mbit/s, 250 µs is two frames, and the
-// MCP2515 has two receive buffers (datasheet DS20001801J §4): on host time alone
-// the virtual Pi would lose frames for the host's sake.
+// The virtual Pi runs the driver's code on the host, on a thread (the daemon's
+// owner thread) that plays the Pi's CPU, against register models that stand in
+// for the SoC and the MCP2515. Left alone, the board would run on host time: the
+// host's scheduler and hypervisor would stall the board (a shared build VM keeps
+// a thread off its CPU for hundreds of microseconds; at 1 Mbit/s 250 µs is two
+// frames, and the MCP2515 has two receive buffers, datasheet DS20001801J §4),
+// while the driver's code would run on a core several times faster than a Pi's.
 //
-// A Clock is host CLOCK_MONOTONIC minus the time the host kept the simulated CPU
-// from running. Unbound, it is host time exactly. Once the thread that plays the
-// Pi's CPU (the daemon's owner thread) binds itself (BindCPU), time passes for the
-// board only while that thread runs or waits for the hardware:
+// A Clock is host CLOCK_MONOTONIC plus an offset: virtual = host - off. Unbound,
+// it is host time exactly. Once the thread that plays the CPU binds itself
+// (BindCPU), the rule it was set to (SetRule) moves the offset:
 //
-//   - The bus thread moves time only while the CPU thread is asleep in a system
-//     call other than futex (epoll_wait for an INT edge, nanosleep through a long
-//     SPI transfer): a wait for the hardware. While the CPU thread is running,
-//     runnable, or parked by the Go runtime (futex), the bus thread leaves the
-//     events to the CPU thread's own register accesses, which advance the bus
-//     lazily (CPURunning), and looks again after Recheck. It asks the kernel
-//     (/proc/self/task/TID/stat and .../syscall) only after the CPU thread has
-//     not touched a register for Active, outside any lock. A park longer than
-//     MaxPark counts as a wait, so time never stops for good.
-//   - A register access (Access) that comes more than StallGrace after the CPU
-//     thread's previous one removes the rest of the gap from virtual time (a CPU
-//     stall), unless the bus thread saw the CPU thread waiting for the hardware in
-//     that gap: then the hardware's time passed, and the gap, wake-up latency
-//     included, is the board's. The first StallGrace of every gap is always the
-//     driver's own time.
-//   - An INT edge that wakes the waiting CPU thread (Edge) ends the wait, and so
-//     does a look (every WaitRecheck while it waits) that finds it runnable again
-//     (woken by its socket or a timeout): from then on the bus thread leaves time
-//     to the CPU thread, and its first access removes all but WakeGrace of the
-//     wake-up: a thread on a core of its own runs that soon after its IRQ, while
-//     on a busy VM an epoll wake-up can take milliseconds.
+// The strict rule (the default) takes time out of the board's clock only for
+// what the host's scheduler or hypervisor did to the CPU thread, and charges
+// everything that is cand's own at what it costs on the board:
+//
+//   - The CPU thread's own running time between register accesses (its code,
+//     its system calls, the garbage collector's work on it) counts Factor times:
+//     board time runs ahead of host time while the driver computes. A gap of at
+//     most LookGap is taken as running; a longer one is looked at
+//     (strict.go): the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, which a kernel
+//     with CONFIG_PARAVIRT_TIME_ACCOUNTING keeps free of steal), its run delay
+//     (/proc/self/task/TID/schedstat, CONFIG_SCHED_INFO) and whether it slept
+//     (voluntary context switches) split the gap into running, runqueue, steal
+//     and sleep.
+//   - Runqueue and steal time is removed.
+//   - A sleep the bus thread saw as a wait for the hardware (epoll_wait,
+//     nanosleep) is the board's time as it passes; the wake-up that ends it
+//     costs the board's wake-up (WakeHostNs × Factor) instead of the host's.
+//   - Any other sleep is a Go runtime park (a preemption hands the locked
+//     goroutine back through a futex, a stop-the-world waits for it): it costs
+//     the board's park (ParkHostNs × Factor), or the other threads' CPU time in
+//     it × Factor if that is more (their work the owner waited for).
+//   - On a one-core board the process's other threads' CPU time × Factor is
+//     charged too: there they would have run on the owner's core.
+//   - A register access costs the board's access time (AccessNs), whatever the
+//     model took on the host (Access at its start, Leave at its end).
 //   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
 //     after its event was due removes the excess (BusTime): a real bus is never
-//     late. Lateness below that is kept, as a busy kernel's IRQ path would delay
-//     an edge.
+//     late.
+//
+// The dedicated rule (dedicated.go) is the rule this package had before the
+// strict one, kept for comparison and labelled as forgiving: every gap of more
+// than StallGrace between register accesses in which the CPU thread did not
+// wait for the hardware is removed but StallGrace, whatever filled it (the
+// driver's own work, Go runtime parks, garbage collection), the driver's code
+// runs at host speed and register accesses cost what the model takes.
+//
+// Both rules share the bus thread's side (bus.go): it moves time only while the
+// CPU thread waits for the hardware, and otherwise leaves the events to the CPU
+// thread's own register accesses, which advance the models lazily (AdvanceTo
+// handles time that jumped ahead). It asks the kernel (/proc/self/task/TID/stat
+// and .../syscall) only after the CPU thread has not touched a register for
+// Active, outside any lock. A park longer than MaxPark counts as a wait, so time
+// never stops for good. An INT edge that wakes the waiting CPU thread (Edge)
+// ends the wait, and so does a look (every WaitRecheck while it waits) that
+// finds it runnable again.
 //
 // A removal never takes virtual time below what a model was already advanced to or
 // a time handed out by Reach, so time never goes back; nor, after the CPU thread
@@ -48,17 +64,20 @@
 // in flight), so a nanosleep through a long transfer is never removed even when no
 // bus event made the bus thread look.
 //
-// The CPU's side takes no lock: an access is a clock read and a few atomics, and
-// gettid and getrusage (did it sleep?) only after a gap longer than StallGrace. A
-// lock the CPU thread had to wait for would park it, the very stall the clock
-// exists to keep out.
+// The CPU's side takes no lock on a register access: a clock read and a few
+// atomics; the look at a long gap takes the clock's own lock, which only the CPU
+// thread and the bus thread's BusTime take. A lock the CPU thread had to wait
+// for would park it, the very stall the clock exists to keep out.
 //
 // Files:
-//   - clock.go: the rules above: virtual time, the removals (Access, BusTime),
-//     what the bus thread may do (CPURunning, Edge) and the floors (Reach, Commit);
-//   - proc.go: what the clock reads of the host: its time, the calling thread's
-//     context switches, and the look at the bound CPU thread through
-//     /proc/self/task/TID/stat and .../syscall (BindCPU opens them).
+//   - clock.go: virtual time, the floors (Reach, Commit) and binding;
+//   - cpu.go: the board's CPU as the strict rule charges it (factor, costs, cores);
+//   - strict.go and dedicated.go: the two rules' register-access sides;
+//   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
+//   - stats.go: what was removed and charged, by category;
+//   - proc.go: what the clock reads of the host: its time, the threads' CPU time,
+//     run delay and context switches, and the look at the bound CPU thread
+//     through /proc/self/task/TID/stat and .../syscall (BindCPU opens them).
 package clock
 
 import (
@@ -68,9 +87,12 @@ import (
 )
 
 const (
-	// StallGrace is the part of every gap in the CPU thread's register accesses that
-	// is charged to the driver, stall or not.
+	// StallGrace is, under the dedicated rule, the part of every gap in the CPU
+	// thread's register accesses that is charged to the driver, stall or not.
 	StallGrace = int64(20 * time.Microsecond)
+	// LookGap is, under the strict rule, the longest gap between register
+	// accesses taken as running without asking the kernel.
+	LookGap = int64(20 * time.Microsecond)
 	// Active: a CPU thread that touched a register this recently is running, and
 	// will advance the models itself.
 	Active = int64(10 * time.Microsecond)
@@ -85,10 +107,9 @@ const (
 	// BusLateGrace is how late the bus thread may wake (while the CPU thread
 	// waits) before the excess is taken out of virtual time.
 	BusLateGrace = int64(100 * time.Microsecond)
-	// WakeGrace is the wake-up latency charged to the board when an INT edge
-	// wakes a CPU thread that waits for it: a thread on a core of its own runs
-	// that soon after its IRQ (two wake-ups: the GPIO IRQ thread, then the
-	// epoll waiter). The rest of the wake-up is a host stall.
+	// WakeGrace is, under the dedicated rule, the wake-up latency charged to the
+	// board when an INT edge wakes a CPU thread that waits for it; the rest of the
+	// wake-up is a host stall.
 	WakeGrace = int64(50 * time.Microsecond)
 	// WaitRecheck is how long a bus thread trusts having seen the CPU thread
 	// waiting: then it looks again, and a thread found runnable (woken by its
@@ -98,42 +119,71 @@ const (
 	MaxPark = int64(time.Second)
 )
 
-// Stats counts what the clock removed from virtual time.
-type Stats struct {
-	CPUStalls     uint64 // CPU-thread gaps with a stall removed
-	CPUStallNs    int64  // total removed from those gaps
-	CPUStallMaxNs int64  // the longest single removal
-	CPUParks      uint64 // of CPUStalls, gaps in which the thread slept (a Go runtime park)
-	CPUWakes      uint64 // of CPUStalls, wake-ups by an INT edge slower than WakeGrace
-	BusLate       uint64 // bus-thread wake-ups with lateness removed
-	BusLateNs     int64  // total removed from those
+// Rule is how the clock treats the bound CPU thread's time.
+type Rule uint32
+
+const (
+	// Strict removes only what the host's scheduler or hypervisor did to the CPU
+	// thread and charges cand's own time at the board's cost (the default).
+	Strict Rule = iota
+	// Dedicated is the forgiving rule: every gap without a wait for the hardware
+	// is removed but StallGrace, and the CPU runs at host speed.
+	Dedicated
+)
+
+// String is the rule's name (as hardware.sim_cpu spells it).
+func (r Rule) String() string {
+	if r == Dedicated {
+		return "dedicated"
+	}
+	return "strict"
 }
 
 // Clock is one virtual Pi's time base. The zero value is not usable; use New.
 type Clock struct {
-	off      atomic.Int64 // ns removed so far: virtual = host - off
+	off      atomic.Int64 // virtual = host - off (negative: the board ahead)
 	reached  atomic.Int64 // latest virtual time a model was advanced to: no removal goes below
 	commit   atomic.Int64 // virtual time the hardware committed to (an SPI transfer's end)
-	lastAcc  atomic.Int64 // host ns of the CPU's last register access
+	lastAcc  atomic.Int64 // host ns of the CPU's last register access (its end, under the strict rule)
+	accAt    atomic.Int64 // host ns the current register access began (strict)
 	tid      atomic.Int64 // the bound CPU thread (0: unbound)
 	statFd   atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
 	sysFd    atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
+	schedFd  atomic.Int64 // its /proc/self/task/TID/schedstat + 1 (0: none)
 	waiting  atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
 	wokeFor  atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
 	wokeAt   atomic.Int64 // host time of that edge
 	waitSeen atomic.Int64 // host time of the last look that saw it waiting
+	rule     atomic.Uint32
+
+	cpu   cpuState  // the board's CPU (cpu.go)
+	acct  acctState // the strict rule's running account (strict.go)
+	buses busThreads
 
 	h host
 
-	mu    sync.Mutex // removals and their counts
-	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look
+	mu    sync.Mutex // removals and their counts, the strict rule's looks
+	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look (dedicated)
+	base  sample     // the CPU thread at the strict rule's last look
 	stats Stats
 }
 
-// New returns an unbound clock: host time.
-func New() *Clock { return &Clock{h: realHost()} }
+// New returns an unbound clock on the strict rule: host time.
+func New() *Clock {
+	c := &Clock{h: realHost()}
+	c.cpu.init()
+	return c
+}
 
-// Now is the virtual time (CLOCK_MONOTONIC ns minus the stalls removed).
+// SetRule picks the rule for the next binding (BindCPU).
+func (c *Clock) SetRule(r Rule) { c.rule.Store(uint32(r)) }
+
+// Rule is the rule the clock binds with.
+func (c *Clock) Rule() Rule { return Rule(c.rule.Load()) }
+
+func (c *Clock) strict() bool { return Rule(c.rule.Load()) == Strict }
+
+// Now is the virtual time (CLOCK_MONOTONIC ns minus the offset).
 func (c *Clock) Now() int64 { return c.h.now() - c.off.Load() }
 
 // Reach returns the virtual time now and makes it a floor: no later removal takes
@@ -146,28 +196,41 @@ func (c *Clock) Reach() int64 {
 	return v
 }
 
-// Host converts virtual time v to host CLOCK_MONOTONIC with the removals made so
-// far: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
+// Host converts virtual time v to host CLOCK_MONOTONIC with the offset as it is
+// now: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
 func (c *Clock) Host(v int64) int64 { return v + c.off.Load() }
 
-// Stats returns the removals so far.
+// Ahead is how far the board's time is ahead of host time (negative: behind,
+// after removals).
+func (c *Clock) Ahead() int64 { return -c.off.Load() }
+
+// Stats returns what the clock removed and charged so far.
 func (c *Clock) Stats() Stats {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stats
+	s := c.stats
+	c.mu.Unlock()
+	s.Rule = c.Rule()
+	c.acct.addTo(&s)
+	return s
 }
 
 // Bound reports whether a CPU thread is bound.
 func (c *Clock) Bound() bool { return c.tid.Load() != 0 }
 
-// bind makes thread tid the CPU, watched through the /proc files fd and sfd (-1:
-// none). Call it on that thread.
-func (c *Clock) bind(tid, fd, sfd int) {
+// bind makes thread tid the CPU, watched through the /proc files fd, sfd and
+// schedFd (-1: none). Call it on that thread.
+func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.UnbindCPU()
+	c.schedFd.Store(int64(schedFd) + 1)
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
+	c.base = c.h.sample(c)
+	now := c.h.now()
+	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()
-	c.lastAcc.Store(c.h.now())
+	c.acct.reset()
+	c.lastAcc.Store(now)
+	c.accAt.Store(now)
 	c.waiting.Store(0)
 	c.sysFd.Store(int64(sfd) + 1)
 	c.statFd.Store(int64(fd) + 1)
@@ -175,13 +238,25 @@ func (c *Clock) bind(tid, fd, sfd int) {
 }
 
 // Access is a register access by the CPU: it returns the virtual time of the
-// access, after removing the stall that preceded it, if any.
+// access, after charging or removing the gap that preceded it under the rule.
+// Under the strict rule call Leave when the access is done.
 func (c *Clock) Access() int64 {
 	now := c.h.now()
 	prev := c.lastAcc.Swap(now)
-	if gap := now - prev; gap > StallGrace && c.tid.Load() != 0 {
-		c.stalled(now, prev, gap)
+	if c.tid.Load() != 0 {
+		gap := now - prev
+		switch {
+		case !c.strict():
+			if gap > StallGrace {
+				c.stalled(now, prev, gap)
+			}
+		case gap > LookGap:
+			c.look(now, prev, gap)
+		default:
+			c.running(gap)
+		}
 	}
+	c.accAt.Store(now)
 	v := now - c.off.Load()
 	raise(&c.reached, v)
 	return v
@@ -202,50 +277,9 @@ func raise(a *atomic.Int64, v int64) {
 	}
 }
 
-// stalled is Access's slow path: the gap since the access at prev is removed,
-// unless the CPU thread was seen waiting for the hardware in it.
-//
-// A gap with no wait is taken for a stall whether or not the thread was on its
-// CPU: the frame path touches a register every few microseconds (its longest
-// register-free stretch is the socket write), so StallGrace covers the driver's
-// own work. The thread's CPU time cannot tell a stall from work here: a guest
-// counts the time its vCPU is stolen as the running thread's CPU time, so it does
-// not bound the removal.
-func (c *Clock) stalled(now, prev, gap int64) {
-	if c.h.gettid() != int(c.tid.Load()) {
-		return // another thread (set-up, a test): not the CPU
-	}
-	nvcsw := c.h.nvcsw()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	slept := nvcsw != c.nvcsw
-	c.nvcsw = nvcsw
-	woke := c.wokeFor.Load() == prev
-	if c.waiting.Load() == prev && !woke {
-		return // it waited for the hardware: that was the board's time
-	}
-	grace := StallGrace
-	if woke {
-		// It waited until an INT edge woke it: the wait was the board's time,
-		// and so is WakeGrace of the wake-up; the rest is a stall.
-		gap, grace = now-c.wokeAt.Load(), WakeGrace
-	}
-	if s := c.remove(now, gap-grace, slept && !woke); s > 0 {
-		switch {
-		case woke:
-			c.stats.CPUWakes++
-		case slept:
-			c.stats.CPUParks++
-		}
-		c.stats.CPUStalls++
-		c.stats.CPUStallNs += s
-		c.stats.CPUStallMaxNs = max(c.stats.CPUStallMaxNs, s)
-	}
-}
-
 // remove takes up to s ns out of virtual time, never below the time a model was
-// advanced to, nor, after a sleep, below the time the hardware committed to. mu
-// held.
+// advanced to, nor, after a sleep, below the time the hardware committed to, and
+// returns what it took. mu held.
 func (c *Clock) remove(now, s int64, slept bool) int64 {
 	floor := c.reached.Load()
 	if slept {
@@ -257,77 +291,4 @@ func (c *Clock) remove(now, s int64, slept bool) int64 {
 	}
 	c.off.Add(s)
 	return s
-}
-
-// CPURunning reports whether the bound CPU thread is running, runnable, or parked
-// by the Go runtime, so that a bus thread must leave the moving of time to the
-// CPU's own accesses (and look again after Active). False when unbound, or when
-// the CPU thread waits for the hardware. It takes no lock: call it before taking
-// the bus's.
-func (c *Clock) CPURunning() bool {
-	if c.tid.Load() == 0 {
-		return false
-	}
-	last := c.lastAcc.Load()
-	now := c.h.now()
-	age := now - last
-	woke := c.wokeFor.Load() == last
-	waiting := c.waiting.Load() == last
-	switch {
-	case age < Active:
-		return true
-	case woke && now-c.wokeAt.Load() < Recheck:
-		return true // an INT edge is waking it
-	case waiting && !woke && now-c.waitSeen.Load() < WaitRecheck:
-		return false // seen waiting since its last access, lately
-	}
-	st := c.h.look(c)
-	if st == 'R' || st == 'F' && age < MaxPark {
-		if waiting && !woke {
-			// Woken by something other than an INT edge (its socket, a
-			// timeout) and not yet run: the wait ended about now.
-			c.wokeAt.Store(now)
-			c.wokeFor.Store(last)
-		}
-		return true // running, runnable, or parked by the Go runtime
-	}
-	if woke {
-		c.wokeFor.Store(0) // asleep again without touching a register
-	}
-	c.waitSeen.Store(now)
-	c.waiting.Store(last)
-	return false
-}
-
-// Edge tells the clock that the INT line fell (an edge event is queued for the
-// CPU thread): if the CPU thread is waiting for the hardware, this wakes it, and
-// from now on the bus thread leaves time to it, as to a running thread. Call it
-// with the bus's lock held, from whichever thread moves the bus.
-func (c *Clock) Edge() {
-	if c.tid.Load() == 0 {
-		return
-	}
-	if last := c.lastAcc.Load(); c.waiting.Load() == last && c.wokeFor.Load() != last {
-		c.wokeAt.Store(c.h.now())
-		c.wokeFor.Store(last)
-	}
-}
-
-// BusTime is the virtual time a bus thread advances to when its next event was
-// due at due and CPURunning said no: the host time, less the bus thread's own
-// lateness beyond BusLateGrace while the CPU thread waits (unbound: host time).
-func (c *Clock) BusTime(due int64) int64 {
-	now := c.h.now()
-	v := now - c.off.Load()
-	if late := v - due; late > BusLateGrace && c.tid.Load() != 0 {
-		c.mu.Lock()
-		if s := c.remove(now, late-BusLateGrace, true); s > 0 {
-			v -= s
-			c.stats.BusLate++
-			c.stats.BusLateNs += s
-		}
-		c.mu.Unlock()
-	}
-	raise(&c.reached, v)
-	return v
 }

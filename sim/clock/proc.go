@@ -10,7 +10,8 @@ import (
 )
 
 // The clock's view of the host: its time, and the state of the bound CPU thread
-// as the kernel reports it (proc(5): /proc/[pid]/task/[tid]/stat and .../syscall).
+// as the kernel reports it (proc(5): /proc/[pid]/task/[tid]/stat, .../syscall
+// and .../schedstat; clock_gettime(2) CLOCK_THREAD_CPUTIME_ID; getrusage(2)).
 
 // host is what the clock reads of the machine: the real kernel (realHost), or a
 // script in tests.
@@ -19,19 +20,83 @@ type host struct {
 	gettid func() int
 	nvcsw  func() int64 // voluntary context switches of the calling thread
 	look   func(c *Clock) byte
+	// sample reads the calling (CPU) thread's CPU time, run delay and voluntary
+	// switches.
+	sample func(c *Clock) sample
+	// others returns the CPU time of the process's threads other than the CPU
+	// thread (whose own is ownExec) and the bus threads.
+	others func(c *Clock, ownExec int64) int64
 }
 
 func realHost() host {
 	return host{
 		now:    mono.Now,
 		gettid: unix.Gettid,
-		nvcsw: func() int64 {
-			var ru unix.Rusage
-			unix.Getrusage(unix.RUSAGE_THREAD, &ru)
-			return int64(ru.Nvcsw) // int32 on 32-bit ARM
-		},
-		look: (*Clock).procLook,
+		nvcsw:  threadNvcsw,
+		look:   (*Clock).procLook,
+		sample: (*Clock).procSample,
+		others: (*Clock).procOthers,
 	}
+}
+
+func threadNvcsw() int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
+	return int64(ru.Nvcsw) // int32 on 32-bit ARM
+}
+
+// procSample reads the calling thread: its CPU time from CLOCK_THREAD_CPUTIME_ID
+// (exact, and without steal on a kernel with CONFIG_PARAVIRT_TIME_ACCOUNTING),
+// its run delay from the second field of its schedstat (0 without the file:
+// then no runqueue time is removed, which only charges more).
+func (c *Clock) procSample() sample {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	s := sample{exec: ts.Nano(), nvcsw: threadNvcsw()}
+	if fd := c.schedFd.Load(); fd > 0 {
+		_, s.rd = readSchedstat(int(fd - 1))
+	}
+	return s
+}
+
+// procOthers is the process's CPU time (getrusage RUSAGE_SELF: every thread's,
+// exact in sum) less ownExec and the bus threads' (their schedstat's first field).
+func (c *Clock) procOthers(ownExec int64) int64 {
+	var ru unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	n := ru.Utime.Nano() + ru.Stime.Nano() - ownExec
+	for i := range c.buses.fd {
+		if fd := c.buses.fd[i].Load(); fd > 0 {
+			exec, _ := readSchedstat(int(fd - 1))
+			n -= exec
+		}
+	}
+	return max(n, 0)
+}
+
+// readSchedstat reads a schedstat file: "exec_ns run_delay_ns timeslices".
+func readSchedstat(fd int) (exec, runDelay int64) {
+	var b [96]byte
+	n, err := unix.Pread(fd, b[:], 0)
+	if err != nil || n <= 0 {
+		return 0, 0
+	}
+	exec, rest := leadingInt(b[:n])
+	if len(rest) > 0 {
+		runDelay, _ = leadingInt(rest[1:])
+	}
+	return exec, runDelay
+}
+
+// leadingInt parses the decimal number at the start of b and returns it and what
+// follows it.
+func leadingInt(b []byte) (int64, []byte) {
+	var n int64
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	return n, b[i:]
 }
 
 // BindCPU makes the calling thread the Pi's CPU. Call it on a goroutine locked to
@@ -47,18 +112,35 @@ func (c *Clock) BindCPU() error {
 		unix.Close(fd)
 		return fmt.Errorf("sim/clock: cannot watch the CPU thread's system calls: %w (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK?)", err)
 	}
-	c.bind(tid, fd, sfd)
+	// Without schedstat (CONFIG_SCHED_INFO) the strict rule removes no runqueue
+	// time: SchedstatMissing says so.
+	schedFd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/schedstat", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		schedFd = -1
+	}
+	c.bind(tid, fd, sfd, schedFd)
 	return nil
 }
+
+// SchedstatMissing reports whether the bound CPU thread's run delay cannot be
+// read (a kernel without CONFIG_SCHED_INFO): the strict rule then takes no
+// runqueue time out of the board's.
+func (c *Clock) SchedstatMissing() bool { return c.Bound() && c.schedFd.Load() <= 0 }
 
 // UnbindCPU returns the clock to host time from now on (removals made stay). A
 // bus thread looking at that moment reads the thread as gone: waiting.
 func (c *Clock) UnbindCPU() {
 	c.tid.Store(0)
-	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd} {
+	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd, &c.schedFd} {
 		if fd := f.Swap(0); fd > 0 {
 			unix.Close(int(fd - 1))
 		}
+	}
+	for i := range c.buses.fd {
+		if fd := c.buses.fd[i].Swap(0); fd > 0 {
+			unix.Close(int(fd - 1))
+		}
+		c.buses.tid[i].Store(0)
 	}
 }
 

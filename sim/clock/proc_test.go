@@ -134,3 +134,46 @@ func emulator() string {
 	}
 	return fmt.Sprintf("%s is an %s executable", path, f.Machine)
 }
+
+// The strict rule's readings on this kernel: a bound thread's CPU time grows by
+// what it spins, its run delay reads, and the other threads' time excludes it.
+func TestSampleOnThisKernel(t *testing.T) {
+	c := New()
+	done := make(chan [2]sample)
+	missing := false
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := c.BindCPU(); err != nil {
+			close(done)
+			return
+		}
+		defer c.UnbindCPU()
+		missing = c.SchedstatMissing()
+		a := c.procSample()
+		for t0 := time.Now(); time.Since(t0) < 20*time.Millisecond; {
+		}
+		done <- [2]sample{a, c.procSample()}
+	}()
+	s, ok := <-done
+	if !ok {
+		t.Skip("cannot bind (no /proc?)")
+	}
+	if missing {
+		t.Skip("no /proc/self/task/TID/schedstat on this kernel (CONFIG_SCHED_INFO off): no run delay to read")
+	}
+	exec := s[1].exec - s[0].exec
+	if exec <= 0 || exec > int64(time.Second) {
+		t.Errorf("CPU time over a 20 ms spin grew by %v", time.Duration(exec))
+	}
+	if s[1].rd < s[0].rd {
+		t.Errorf("run delay went back: %d -> %d", s[0].rd, s[1].rd)
+	}
+}
+
+func TestSchedstatParsing(t *testing.T) {
+	exec, rd := leadingInt([]byte("123 456 7\n"))
+	if exec != 123 || string(rd) != " 456 7\n" {
+		t.Errorf("leadingInt = %d, %q", exec, rd)
+	}
+}

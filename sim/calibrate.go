@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"cand/hw/bcm2835"
+	"cand/internal/mono"
+	"cand/sim/clock"
+	"cand/sim/soc"
+)
+
+// Calibration is how fast this host runs the frame path's kind of work, measured
+// when a virtual Pi is built, against which the board profiles' figures for the
+// same work give the CPU factor (docs/boards.md).
+type Calibration struct {
+	// KernelNs is the host's time for one pass of the calibration kernel
+	// (the fastest of several runs: the host's own speed, not its load).
+	KernelNs float64
+	// HandOffNs is the host's time for one park and hand-back of a locked
+	// thread (half the fastest round trip between two locked goroutines).
+	HandOffNs float64
+	// GapOverheadNs is the simulator's own host time between two register
+	// accesses with no driver code between them (the clock's reads and the
+	// register view's calls): the strict rule does not scale it.
+	GapOverheadNs float64
+}
+
+const (
+	kernelPasses = 100 // per run
+	kernelRuns   = 50
+	handOffTrips = 200
+	// handOffBudget bounds the hand-off measurement on a loaded host.
+	handOffBudget = 50 * time.Millisecond
+	gapAccesses   = 2000 // per run
+	gapRuns       = 3
+)
+
+// Calibrate measures this host.
+func Calibrate() Calibration {
+	return Calibration{KernelNs: measureKernel(), HandOffNs: measureHandOff(), GapOverheadNs: measureGapOverhead()}
+}
+
+// measureKernel times kernelPasses passes of the kernel kernelRuns times and
+// returns the fastest run's time per pass.
+func measureKernel() float64 {
+	var w kernelWork
+	best := int64(-1)
+	for range kernelRuns {
+		t0 := mono.Now()
+		for i := range kernelPasses {
+			w.pass(uint32(i))
+		}
+		if d := mono.Now() - t0; best < 0 || d < best {
+			best = d
+		}
+	}
+	w.total.Add(w.sum) // the result, so that no pass is optimised away
+	return float64(best) / kernelPasses
+}
+
+// kernelWork is the calibration kernel: per pass, what the frame path does to
+// one 8-byte CAN frame, written once here and never changed (the factor is a
+// property of the host and the board, not of cand's code, whose own changes the
+// factor must not cancel): pack the identifier and data into the MCP2515's
+// 13-byte buffer layout and back, into a 16-byte SocketCAN record, count the
+// frame's stuff bits with a bitwise CRC-15 on the way, find a latency bucket in a
+// table and add to counters.
+type kernelWork struct {
+	chip   [13]byte
+	rec    [16]byte
+	bounds [24]int64
+	counts [24]atomic.Uint64
+	sum    uint64
+	total  atomic.Uint64
+}
+
+func (w *kernelWork) pass(seed uint32) {
+	if w.bounds[0] == 0 {
+		for i := range w.bounds {
+			w.bounds[i] = int64(1000) << (i / 2) * int64(2+i%2) / 2
+		}
+	}
+	id := (seed*2654435761 + 0x123) & 0x7FF
+	var data [8]byte
+	x := seed*1103515245 + 12345
+	for i := range data {
+		x = x*1664525 + 1013904223
+		data[i] = byte(x >> 24)
+	}
+	// Into the chip's TXBnSIDH..TXBnD7 layout, and out again.
+	w.chip[0], w.chip[1], w.chip[4] = byte(id>>3), byte(id<<5), 8
+	copy(w.chip[5:], data[:])
+	got := uint32(w.chip[0])<<3 | uint32(w.chip[1])>>5
+	var back [8]byte
+	copy(back[:], w.chip[5:13])
+	// Into a SocketCAN record: id, length, data.
+	w.rec[0], w.rec[1], w.rec[2], w.rec[3] = byte(got), byte(got>>8), 0, 0
+	w.rec[4] = w.chip[4] & 0x0F
+	copy(w.rec[8:], back[:])
+	// CRC-15 (polynomial 0x4599) over the identifier and data, counting stuff bits.
+	crc, run, last, stuff := uint16(0), 0, byte(2), 0
+	for i := range 11 + 64 {
+		var bit byte
+		if i < 11 {
+			bit = byte(got>>(10-i)) & 1
+		} else {
+			bit = w.rec[8+(i-11)/8] >> (7 - (i-11)%8) & 1
+		}
+		next := bit ^ byte(crc>>14)&1
+		crc <<= 1
+		if next != 0 {
+			crc ^= 0x4599
+		}
+		if bit == last {
+			if run++; run == 5 {
+				stuff, run, last = stuff+1, 1, bit^1
+			}
+		} else {
+			run, last = 1, bit
+		}
+	}
+	// A latency bucket and the counters.
+	ns := int64(x>>8)&0xFFFFF + int64(stuff)
+	b := 0
+	for b < len(w.bounds)-1 && ns > w.bounds[b] {
+		b++
+	}
+	w.counts[b].Add(1)
+	w.total.Add(uint64(ns))
+	w.sum += uint64(crc&0x7FFF) + uint64(stuff)
+}
+
+// measureHandOff returns half the fastest round trip between two goroutines
+// locked to their threads: each hand-off parks one thread in a futex and wakes
+// the other, as the Go runtime does to a preempted locked goroutine.
+func measureHandOff() float64 {
+	ping, pong := make(chan struct{}), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	defer close(ping)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	best := int64(-1)
+	deadline := mono.Now() + int64(handOffBudget)
+	for i := 0; i < handOffTrips && (i < 10 || mono.Now() < deadline); i++ {
+		t0 := mono.Now()
+		ping <- struct{}{}
+		<-pong
+		if d := mono.Now() - t0; best < 0 || d < best {
+			best = d
+		}
+	}
+	return float64(best) / 2
+}
+
+// measureGapOverhead runs register reads back to back through the board's
+// register view on a scratch SoC and clock bound to this thread, and returns the
+// smallest mean gap between them: what the simulator itself puts in every gap. 0
+// if the clock cannot bind (no /proc).
+func measureGapOverhead() float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clk := clock.New()
+	if err := clk.BindCPU(); err != nil {
+		return 0
+	}
+	defer clk.UnbindCPU()
+	clk.SetFactor(2 * clock.FactorUnit) // scaled time beyond host time = the gaps
+	r := cpuRegs{r: soc.NewOn(250_000_000, bcm2835.SoCBCM2837, clk).SPI0(), clk: clk, gov: &governor{next: math.MaxInt64}}
+	best := -1.0
+	for range gapRuns {
+		before := clk.Stats().ScaledNs
+		for range gapAccesses {
+			r.Load(bcm2835.SPICS)
+		}
+		if g := float64(clk.Stats().ScaledNs-before) / gapAccesses; best < 0 || g < best {
+			best = g
+		}
+	}
+	return max(best, 0)
+}

@@ -1,0 +1,216 @@
+package clock
+
+import "sync/atomic"
+
+// The strict rule's side of a register access: the gap since the CPU thread's
+// previous access is charged at the board's cost, and only the host's scheduler
+// and hypervisor's part of it is removed.
+//
+// A gap of at most LookGap is taken as running: Factor times its host time
+// (running, no system call). A longer one is looked at (look): its host time is
+// split with the CPU thread's CPU time and run delay since the previous look,
+// less the short gaps and register accesses since then, which were charged as
+// running already. What a short gap held of runqueue or steal is thus taken out
+// of the next long one, so the account over any stretch is right even where one
+// gap's share is not.
+
+// acctState is the strict rule's running account, written by the CPU thread.
+type acctState struct {
+	short  atomic.Int64 // host ns of short gaps since the last look
+	model  atomic.Int64 // host ns inside register accesses since the last look
+	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's running
+	idle   atomic.Int64 // board ns the CPU thread waited for the hardware
+	models atomic.Uint64
+	modelN atomic.Int64 // host ns of the register model removed
+}
+
+func (a *acctState) reset() {
+	a.short.Store(0)
+	a.model.Store(0)
+}
+
+// addTo adds the atomically kept counts to s.
+func (a *acctState) addTo(s *Stats) {
+	s.ScaledNs += a.scaled.Load()
+	s.IdleNs += a.idle.Load()
+	s.Removed[Model].Count += a.models.Load()
+	s.Removed[Model].Ns += a.modelN.Load()
+}
+
+// sample is the CPU thread as the kernel counts it.
+type sample struct {
+	exec, rd int64 // its CPU time and run delay, ns
+	nvcsw    int64 // its voluntary context switches
+	// others is the CPU time of the process's threads other than the CPU thread
+	// and the bus threads when last read, at othersAt (host ns).
+	others, othersAt int64
+}
+
+// running charges a short gap as the CPU's own running, less the simulator's
+// overhead in it.
+func (c *Clock) running(gap int64) {
+	c.acct.short.Add(gap)
+	run := max(gap-c.cpu.gapOverhead.Load(), 0)
+	if x := scaled(run, c.cpu.factor.Load()) - run; x > 0 {
+		c.off.Add(-x)
+		c.acct.scaled.Add(x)
+	}
+}
+
+// Idle is the board time the CPU thread has spent waiting for the hardware
+// (strict rule): the board's governor reads its load from it.
+func (c *Clock) Idle() int64 { return c.acct.idle.Load() }
+
+// Leave ends a register access under the strict rule: the host time since Access
+// (the model's work) is replaced by the board's cost of the access (AccessNs).
+// It returns the virtual time. Under the dedicated rule, or unbound, it only
+// reads the clock.
+func (c *Clock) Leave() int64 {
+	now := c.h.now()
+	if c.tid.Load() == 0 || !c.strict() {
+		return now - c.off.Load()
+	}
+	in := now - c.accAt.Load()
+	if in > LookGap {
+		// Preempted or waiting for a model's lock: rebase the account, so that
+		// this access's runqueue time is not taken out of the next gap as well.
+		c.rebase(now)
+	} else {
+		c.acct.model.Add(in)
+	}
+	if d := in - c.cpu.accessNs.Load(); d > 0 {
+		if got := c.takeOut(now, d); got > 0 {
+			c.acct.models.Add(1)
+			c.acct.modelN.Add(got)
+		}
+	} else {
+		c.off.Add(d)
+	}
+	// The gap to the next access starts here, after the clock's own work.
+	end := c.h.now()
+	c.lastAcc.Store(end)
+	return end - c.off.Load()
+}
+
+// takeOut removes up to s ns, never below the time a model was advanced to,
+// without the lock; it returns what it took.
+func (c *Clock) takeOut(now, s int64) int64 {
+	for {
+		off := c.off.Load()
+		t := min(s, now-off-c.reached.Load())
+		if t <= 0 {
+			return 0
+		}
+		if c.off.CompareAndSwap(off, off+t) {
+			return t
+		}
+	}
+}
+
+// rebase makes now the start of the account (CPU thread).
+func (c *Clock) rebase(now int64) {
+	if c.h.gettid() != int(c.tid.Load()) {
+		return
+	}
+	s := c.h.sample(c)
+	c.mu.Lock()
+	s.others, s.othersAt = c.base.others, c.base.othersAt
+	c.base = s
+	c.acct.reset()
+	c.mu.Unlock()
+}
+
+// look is Access's slow path under the strict rule: the gap of gap host ns since
+// the access that ended at prev is split and charged.
+func (c *Clock) look(now, prev, gap int64) {
+	if c.h.gettid() != int(c.tid.Load()) {
+		return // another thread (set-up, a test): not the CPU, host time
+	}
+	s := c.h.sample(c)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := &c.base
+	short, model := c.acct.short.Swap(0), c.acct.model.Swap(0)
+	f := c.cpu.factor.Load()
+	on := clamp(s.exec-b.exec-short-model, 0, gap) // on its CPU
+	rd := clamp(s.rd-b.rd, 0, gap-on)
+	rest := gap - on - rd                      // asleep, or neither running nor runnable
+	run := max(on-c.cpu.gapOverhead.Load(), 0) // of which the driver's
+	slept := s.nvcsw != b.nvcsw
+	woke := c.wokeFor.Load() == prev
+	waited := c.waiting.Load() == prev && !woke
+	oneCore := c.cpu.cores.Load() == 1
+	others := c.othersIn(now, gap, s.exec, oneCore)
+	s.others, s.othersAt = b.others, b.othersAt
+	*b = s
+
+	board := scaled(run, f) + on - run
+	c.acct.scaled.Add(scaled(run, f) - run)
+	c.stats.add(Runqueue, rd)
+	free := int64(0) // of rest, the wait for the hardware
+	switch {
+	case !slept:
+		c.stats.add(Steal, rest)
+	case woke:
+		// It waited until an INT edge (or a look that found it runnable)
+		// woke it: the wait is the board's time; the wake-up path until it ran
+		// costs the board's wake-up instead of the host's.
+		path := clamp(now-c.wokeAt.Load()-on-rd, 0, rest)
+		cost := scaled(c.cpu.wakeHost.Load(), f)
+		free = rest - path
+		board += free + cost
+		c.stats.add(WakeUp, path)
+		c.stats.Wakes++
+		c.stats.WakeNs += cost
+	case waited:
+		free = rest
+		board += rest
+	default:
+		// A Go runtime park: the board's cost of one. Its host time beyond
+		// that is the host's scheduling of the thread that hands it back; its
+		// running (the runtime's preemption and scheduling, next to a few
+		// instructions of the driver's) is the park's own work, so the park
+		// costs that at the board's speed if that is more.
+		cost := max(scaled(c.cpu.parkHost.Load(), f)-scaled(run, f), 0)
+		board += cost
+		c.stats.add(Park, rest)
+		c.stats.Parks++
+		c.stats.ParkNs += cost
+	}
+	c.acct.idle.Add(free)
+	if oneCore {
+		// On one core the other threads ran on the CPU thread's core: their
+		// time delayed it, except what fitted into its wait.
+		if x := scaled(max(others-free, 0), f); x > 0 {
+			board += x
+			c.stats.SharedCoreNs += x
+		}
+	}
+	c.stats.ForgivingNs += c.forgiving(now, prev, gap, woke, waited)
+	if d := board - gap; d >= 0 {
+		c.off.Add(-d)
+	} else if got := c.remove(now, -d, slept); got < -d {
+		c.stats.FloorKeptNs += -d - got
+	}
+}
+
+// othersIn returns the CPU time the process's other threads (not the CPU thread,
+// not the bus threads) used in the gap of gap host ns that ends now: all they
+// used since the last reading if all, else their share of it in proportion to
+// the gap. ownExec is the CPU thread's CPU time. mu held.
+func (c *Clock) othersIn(now, gap, ownExec int64, all bool) int64 {
+	o := c.h.others(c, ownExec)
+	b := &c.base
+	prev, at := b.others, b.othersAt
+	b.others, b.othersAt = o, now
+	if o <= prev {
+		return 0
+	}
+	d := o - prev
+	if all || now-at <= gap {
+		return d
+	}
+	return d * gap / (now - at)
+}
+
+func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
