@@ -219,6 +219,9 @@ func linkMsg(seq uint32, l Link) []byte {
 	if l.PeerIndex != 0 {
 		m.attrU32(unix.IFLA_LINK, uint32(l.PeerIndex))
 	}
+	if l.PeerElsewhere {
+		m.attrU32(unix.IFLA_LINK_NETNSID, 0)
+	}
 	if l.Kind != "" {
 		li := m.begin(unix.IFLA_LINKINFO)
 		m.attrString(unix.IFLA_INFO_KIND, string(l.Kind))
@@ -357,7 +360,7 @@ func TestDeleteAndUp(t *testing.T) {
 		{reqDelLink(4, 3), ackMsg(4, 0, "")},
 	})
 	lk := &linker{rt: rt}
-	if err := lk.up("vcan0"); err != nil {
+	if err := lk.setUp("vcan0", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := lk.del("vcan0"); err != nil {
