@@ -38,6 +38,9 @@ type Options struct {
 	// the interfaces it opened over rtnetlink. With Sockets and no Links, the link
 	// state is not followed.
 	Links Links
+	// Netdevs, when set, makes, opens, takes down and removes the controllers'
+	// SocketCAN interfaces instead of the running kernel (tests).
+	Netdevs Netdevs
 }
 
 // Daemon is a running cand; tests reach its parts through it.
@@ -73,7 +76,8 @@ func (w *wiring) cleanup() {
 }
 
 // Run runs cand until ctx is done. On the way out every controller goes back to
-// Configuration mode and every interface cand created is removed.
+// Configuration mode and every interface is set down (or, with
+// interface.remove_on_exit, removed).
 func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	w := &wiring{Daemon: &Daemon{Metrics: metrics.New(opt.Version), Owner: &bridge.Owner{}}, cfg: cfg, opt: opt, log: opt.Log}
 	if w.log == nil {
