@@ -41,6 +41,10 @@ type Options struct {
 	// Netdevs, when set, makes, opens, takes down and removes the controllers'
 	// SocketCAN interfaces instead of the running kernel (tests).
 	Netdevs Netdevs
+	// DropPrivileges drops, once everything is set up and before READY=1, every
+	// capability the run does not need, from every thread (privileges.go). cmd/cand
+	// sets it; an in-process test leaves its process's capabilities alone.
+	DropPrivileges bool
 }
 
 // Daemon is a running cand; tests reach its parts through it.
@@ -67,6 +71,8 @@ type wiring struct {
 	sources  []statusSource // per controller, what the status document reads
 	cleanups []func()
 	pairEnds map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
+	// memLocked: mlockall(MCL_CURRENT|MCL_FUTURE) applied (owner thread, before ready).
+	memLocked bool
 }
 
 func (w *wiring) cleanup() {

@@ -131,8 +131,9 @@ func (s *fakeSocket) Close() error      { return unix.Close(s.fd) }
 
 // startOnNetdevs runs the daemon with cfg on nd's interfaces (no
 // Options.Sockets), metrics and status off, and returns once it bridges; the
-// test's ends are the applications' sockets nd opened.
-func startOnNetdevs(t *testing.T, cfg *config.Config, nd *fakeNetdevs) *rig {
+// test's ends are the applications' sockets nd opened. more sets further
+// options.
+func startOnNetdevs(t *testing.T, cfg *config.Config, nd *fakeNetdevs, more ...func(*Options)) *rig {
 	t.Helper()
 	r := &rig{t: t, cfg: cfg, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -142,9 +143,11 @@ func startOnNetdevs(t *testing.T, cfg *config.Config, nd *fakeNetdevs) *rig {
 	if testing.Verbose() {
 		log = slog.Default()
 	}
-	go func() {
-		r.done <- Run(ctx, cfg, Options{Version: "test", Log: log, Netdevs: nd, Ready: func(d *Daemon) { ready <- d }})
-	}()
+	opt := Options{Version: "test", Log: log, Netdevs: nd, Ready: func(d *Daemon) { ready <- d }}
+	for _, f := range more {
+		f(&opt)
+	}
+	go func() { r.done <- Run(ctx, cfg, opt) }()
 	select {
 	case r.d = <-ready:
 	case err := <-r.done:

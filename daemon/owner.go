@@ -38,9 +38,10 @@ func (w *wiring) ownerSetup(inits []func() error, ready chan<- struct{}) func() 
 
 // bridge runs the owner thread, and the link watch beside it, until ctx is done or
 // one of them must stop cand. Once every interface is served (its chip answering or
-// retried) it tells systemd (READY=1), calls Options.Ready, and starts the watchdog
-// and the SIGUSR1 restart; on the way out it tells systemd STOPPING=1 and logs what
-// was left unsent.
+// retried) it drops the capabilities only set-up needed (Options.DropPrivileges),
+// tells systemd (READY=1), calls Options.Ready, and starts the watchdog and the
+// SIGUSR1 restart; on the way out it tells systemd STOPPING=1 and logs what was
+// left unsent.
 func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -72,6 +73,7 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	notifier := sdnotify.FromEnv()
 	select {
 	case <-ready:
+		w.dropPrivileges()
 		notifier.Send("READY=1\nSTATUS=bridging")
 		w.log.Info("bridging", "controllers", len(w.cfg.Controllers), "metrics", w.MetricsAddr)
 		if w.opt.Ready != nil {

@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signals(log)
 	defer stop()
-	if err := daemon.Run(ctx, cfg, daemon.Options{Version: version, Log: log}); err != nil && !errors.Is(err, context.Canceled) {
+	if err := daemon.Run(ctx, cfg, daemon.Options{Version: version, Log: log, DropPrivileges: true}); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error(err.Error())
 		return 1
 	}
