@@ -18,6 +18,7 @@ import (
 
 	"cand/config"
 	"cand/daemon"
+	"cand/internal/journal"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -71,7 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log, logDone := logger(stderr, level, journal.SocketPath)
+	defer logDone()
 	for _, w := range cfg.Warnings {
 		log.Warn(w, "config", *path)
 	}
