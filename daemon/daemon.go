@@ -35,8 +35,8 @@ type Options struct {
 	MetricsListener net.Listener
 	// Links, when set, is where the daemon learns its interfaces' link state and
 	// how it recreates a deleted one (tests, with Sockets); otherwise it follows
-	// the interfaces it opened over rtnetlink. With Sockets and no Links, the link
-	// state is not followed.
+	// the interfaces it opened over rtnetlink. With Sockets or Netdevs and no Links,
+	// the link state is not followed.
 	Links Links
 	// Netdevs, when set, makes, opens, takes down and removes the controllers'
 	// SocketCAN interfaces instead of the running kernel (tests).

@@ -136,6 +136,7 @@ func (s *fakeSocket) Close() error      { return unix.Close(s.fd) }
 func startOnNetdevs(t *testing.T, cfg *config.Config, nd *fakeNetdevs, more ...func(*Options)) *rig {
 	t.Helper()
 	r := &rig{t: t, cfg: cfg, done: make(chan error, 1)}
+	r.books.init(len(cfg.Controllers))
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	ready := make(chan *Daemon, 1)

@@ -62,3 +62,13 @@ func linkSpec(cc *config.Controller) socketcan.LinkSpec {
 	}
 	return spec
 }
+
+// followedName is the interface whose link state is controller cc's: the one
+// applications use (`ip link set can0 down` holds the controller off the bus),
+// or, when that is in another network namespace, cand's end of the pair.
+func followedName(cc *config.Controller) string {
+	if in := &cc.Interface; in.Kind == config.KindVXCAN && !in.NetNS.IsZero() {
+		return in.Peer
+	}
+	return cc.Interface.Name
+}

@@ -105,13 +105,13 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 }
 
 // links is what follows the interfaces' link state: Options.Links, or rtnetlink
-// for the interfaces cand opened; nil with Options.Sockets alone.
+// for the interfaces cand opened; nil with Options.Sockets or Options.Netdevs alone.
 func (w *wiring) links() Links {
 	switch {
 	case w.opt.Links != nil:
 		return w.opt.Links
-	case w.opt.Sockets == nil:
-		return kernelLinks{cfg: w.cfg, log: w.log}
+	case w.opt.Sockets == nil && w.opt.Netdevs == nil:
+		return kernelLinks{cfg: w.cfg, log: w.log, nd: w.netdevs()}
 	}
 	return nil
 }

@@ -228,6 +228,9 @@ func (l *linker) del(name string) error {
 	return wrap("delete link", name, link.Kind, l.ack(func(seq uint32) []byte { return reqDelLink(seq, int32(link.Index)) }))
 }
 
+// up sets IFF_UP on link name.
+func (l *linker) up(name string) error { return l.setUp(name, true) }
+
 // setUp sets or clears IFF_UP on link name (what `ip link set NAME up|down`
 // does); a link already so is left alone.
 func (l *linker) setUp(name string, up bool) error {
