@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 
 	"cand/bridge"
 	"cand/config"
@@ -41,6 +42,9 @@ type Options struct {
 	// Netdevs, when set, makes, opens, takes down and removes the controllers'
 	// SocketCAN interfaces instead of the running kernel (tests).
 	Netdevs Netdevs
+	// ConfigPath is the file the configuration was read from: Daemon.Reload reads
+	// it again.
+	ConfigPath string
 	// DropPrivileges drops, once everything is set up and before READY=1, every
 	// capability the run does not need, from every thread (privileges.go). cmd/cand
 	// sets it; an in-process test leaves its process's capabilities alone.
@@ -58,21 +62,29 @@ type Daemon struct {
 	StatusSocket string
 	// SocketcandAddr is where the socketcand server listens ("" if disabled).
 	SocketcandAddr string
+
+	reload func() (ReloadResult, error) // Reload for this run
 }
 
 // wiring is one Run: its inputs, the daemon it builds, and what it set up, undone
 // in reverse order on the way out.
 type wiring struct {
 	*Daemon
-	cfg      *config.Config
-	opt      Options
-	log      *slog.Logger
-	hw       backend
-	sources  []statusSource // per controller, what the status document reads
-	cleanups []func()
-	pairEnds map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
+	cfg     *config.Config
+	opt     Options
+	log     *slog.Logger
+	hw      backend
+	sources []statusSource // per controller, what the status document reads
+	// timingInfo is each controller's cand_bit_timing_info, for a reload.
+	timingInfo []*metrics.BitTimingInfo
+	cleanups   []func()
+	pairEnds   map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
 	// memLocked: mlockall(MCL_CURRENT|MCL_FUTURE) applied (owner thread, before ready).
 	memLocked bool
+	// metricsSrv is the metrics endpoint's server now (metricsserver.go).
+	metricsSrv *http.Server
+	// reloading is a reload's state (reload.go).
+	reloading reloader
 }
 
 func (w *wiring) cleanup() {
@@ -89,9 +101,10 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	w.Daemon.reload = w.reloadConfig
 	defer w.cleanup()
 
-	srv, err := w.metricsServer()
+	srv, err := w.metricsServer(&w.cfg.Metrics)
 	if err != nil {
 		return err
 	}
