@@ -77,9 +77,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, w := range cfg.Warnings {
 		log.Warn(w, "config", *path)
 	}
-	ctx, stop := signals(log)
+	rl := &reloader{log: log}
+	ctx, stop := signals(log, rl.reload)
 	defer stop()
-	if err := daemon.Run(ctx, cfg, daemon.Options{Version: version, Log: log, DropPrivileges: true}); err != nil && !errors.Is(err, context.Canceled) {
+	opt := daemon.Options{Version: version, Log: log, DropPrivileges: true, ConfigPath: *path, Ready: rl.ready}
+	if err := daemon.Run(ctx, cfg, opt); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error(err.Error())
 		return 1
 	}
