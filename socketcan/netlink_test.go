@@ -71,13 +71,7 @@ func TestRequestBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var clean []string
-			for _, line := range strings.Split(tc.want, "\n") {
-				line, _, _ = strings.Cut(line, "#")
-				clean = append(clean, line)
-			}
-			want := hx(t, strings.Join(clean, " "))
-			if !bytes.Equal(tc.got, want) {
+			if want := annotated(t, tc.want); !bytes.Equal(tc.got, want) {
 				t.Errorf("request bytes\n got %x\nwant %x", tc.got, want)
 			}
 		})

@@ -14,6 +14,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// journalStderr is a file in dir that JOURNAL_STREAM names, as systemd names
+// the stream it connected a service's stderr to.
+func journalStderr(t *testing.T, dir string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("JOURNAL_STREAM", fmt.Sprintf("%d:%d", st.Dev, st.Ino))
+	return f
+}
+
 // With stderr the journal (JOURNAL_STREAM names it), records go to the
 // journal's socket as native entries, rate-limited; otherwise they are text on
 // stderr.
@@ -25,16 +42,7 @@ func TestLoggerJournalOrText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stderr.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(stderr.Fd()), &st); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("JOURNAL_STREAM", fmt.Sprintf("%d:%d", st.Dev, st.Ino))
+	stderr := journalStderr(t, dir)
 
 	log, done := logger(stderr, slog.LevelInfo, sock)
 	for range logBurst + 2 {
@@ -78,14 +86,7 @@ func TestLoggerJournalOrText(t *testing.T) {
 // warning saying so.
 func TestLoggerJournalUnreachable(t *testing.T) {
 	dir := t.TempDir()
-	stderr, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stderr.Close()
-	var st unix.Stat_t
-	unix.Fstat(int(stderr.Fd()), &st)
-	t.Setenv("JOURNAL_STREAM", fmt.Sprintf("%d:%d", st.Dev, st.Ino))
+	stderr := journalStderr(t, dir)
 	log, done := logger(stderr, slog.LevelInfo, filepath.Join(dir, "no-socket"))
 	log.Info("bridging")
 	done()
