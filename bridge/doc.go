@@ -41,6 +41,11 @@
 //   - drain.go: on the way out the TX buffers finish, and what waits in the socket
 //     queue is counted.
 //
+// Between two turns (apply.go), Owner.Apply runs what another goroutine posts on
+// the owner thread: a configuration reload's settings and chip configuration
+// (settings.go: Port.SetSettings, Port.Reprogram), so nothing the owner owns is
+// shared under a lock.
+//
 // When the bus or the chip fails:
 //  6. errorframe.go: the chip's error events are counted and, if enabled, sent
 //     as SocketCAN error frames.

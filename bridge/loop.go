@@ -95,6 +95,7 @@ func (o *Owner) loop(ep int) error {
 		if o.stop.Load() {
 			return nil
 		}
+		o.applyPending() // apply.go: a change posted with Owner.Apply
 		timeout = maxIdleWait
 		manual := o.restart.Swap(false)
 		for _, p := range o.Ports {

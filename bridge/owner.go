@@ -21,6 +21,7 @@ type Owner struct {
 	stop      atomic.Bool
 	restart   atomic.Bool
 	failures  int // ports whose socket failed for good (owner thread only)
+	apply     applier
 
 	// The loop's schedule (loop.go), on the owner thread, and its published counts.
 	win   window
@@ -65,7 +66,7 @@ func (o *Owner) Run(ctx context.Context) error {
 		return fmt.Errorf("owner: eventfd: %w", err)
 	}
 	o.ctlFd.Store(int64(ctl) + 1)
-	defer func() { o.ctlFd.Store(0); unix.Close(ctl) }()
+	defer func() { o.ctlFd.Store(0); o.refusePending(); unix.Close(ctl) }()
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("owner: epoll_create1: %w", err)

@@ -3,6 +3,9 @@
 package config
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"cand/hw/pinout"
@@ -270,6 +273,15 @@ type Interface struct {
 	// while your tools use Name. Default Name+"p" (can0 → can0p); a valid, unique
 	// interface name.
 	Peer string `yaml:"peer"`
+	// NetNS places Name, the applications' end of a vxcan pair (kind vxcan only),
+	// in another network namespace when cand creates the pair: a namespace file's
+	// absolute path (/run/netns/NAME, as `ip netns add NAME` makes it) or a process
+	// ID living in it. Default: cand's own namespace. docs/interfaces.md.
+	NetNS NetNS `yaml:"netns"`
+	// RemoveOnExit deletes the interface (a vxcan pair: both ends) when cand stops.
+	// By default (false) it outlives cand, set down, as a kernel driver's netdev
+	// outlives a restart of its driver: applications' sockets stay bound to it.
+	RemoveOnExit bool `yaml:"remove_on_exit"`
 	// RcvBuf is the socket receive buffer in bytes (SO_RCVBUFFORCE): the TX back-pressure
 	// queue, since a vcan never blocks its senders (with kind none, the send buffer
 	// of each end of the socketpair, which bounds that direction's queue). Default
@@ -290,6 +302,33 @@ const (
 )
 
 func (OnDelete) choices() []string { return []string{string(OnDeleteRecreate), string(OnDeleteExit)} }
+
+// NetNS is a network namespace: Path, an absolute path of a namespace file, or
+// PID, a process in it; written as the path or the number. The zero NetNS is
+// cand's own namespace.
+type NetNS struct {
+	Path string
+	PID  int
+}
+
+// IsZero reports whether n is cand's own namespace (the key left out).
+func (n NetNS) IsZero() bool { return n == NetNS{} }
+
+// UnmarshalText reads a path starting with / or a process ID 1..4194304 (the
+// kernel's PID_MAX_LIMIT).
+func (n *NetNS) UnmarshalText(text []byte) error {
+	s := string(text)
+	if strings.HasPrefix(s, "/") {
+		*n = NetNS{Path: s}
+		return nil
+	}
+	pid, err := strconv.Atoi(s)
+	if err != nil || pid < 1 || pid > 4194304 {
+		return fmt.Errorf("%s is not a network namespace: write a namespace file's absolute path (/run/netns/NAME) or a process ID", quote(s))
+	}
+	*n = NetNS{PID: pid}
+	return nil
+}
 
 // SimBus is the simulated CAN bus a controller sits on.
 type SimBus struct {

@@ -308,6 +308,12 @@ func (v checker) iface(in *Interface, p string) {
 			v.fail(p+".peer", "%s is the interface's own name; the two ends of a vxcan pair need different names", quote(in.Peer))
 		}
 	}
+	if !in.NetNS.IsZero() && in.Kind != KindVXCAN {
+		v.fail(p+".netns", "only a vxcan pair can reach another network namespace: its applications' end (interface.name) is created there; remove netns or set kind: vxcan")
+	}
+	if in.RemoveOnExit && in.Kind == KindNone {
+		v.warn(p+".remove_on_exit", "ignored: with kind none there is no interface to remove")
+	}
 	if in.RcvBuf < 4096 || in.RcvBuf > 1<<30 {
 		v.fail(p+".rcvbuf", "%d is not allowed: the socket receive buffer is 4096..1073741824 bytes (default %d)", in.RcvBuf, DefaultRcvBuf)
 	}

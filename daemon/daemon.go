@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 
 	"cand/bridge"
 	"cand/config"
@@ -35,9 +36,19 @@ type Options struct {
 	MetricsListener net.Listener
 	// Links, when set, is where the daemon learns its interfaces' link state and
 	// how it recreates a deleted one (tests, with Sockets); otherwise it follows
-	// the interfaces it opened over rtnetlink. With Sockets and no Links, the link
-	// state is not followed.
+	// the interfaces it opened over rtnetlink. With Sockets or Netdevs and no Links,
+	// the link state is not followed.
 	Links Links
+	// Netdevs, when set, makes, opens, takes down and removes the controllers'
+	// SocketCAN interfaces instead of the running kernel (tests).
+	Netdevs Netdevs
+	// ConfigPath is the file the configuration was read from: Daemon.Reload reads
+	// it again.
+	ConfigPath string
+	// DropPrivileges drops, once everything is set up and before READY=1, every
+	// capability the run does not need, from every thread (privileges.go). cmd/cand
+	// sets it; an in-process test leaves its process's capabilities alone.
+	DropPrivileges bool
 }
 
 // Daemon is a running cand; tests reach its parts through it.
@@ -51,19 +62,29 @@ type Daemon struct {
 	StatusSocket string
 	// SocketcandAddr is where the socketcand server listens ("" if disabled).
 	SocketcandAddr string
+
+	reload func() (ReloadResult, error) // Reload for this run
 }
 
 // wiring is one Run: its inputs, the daemon it builds, and what it set up, undone
 // in reverse order on the way out.
 type wiring struct {
 	*Daemon
-	cfg      *config.Config
-	opt      Options
-	log      *slog.Logger
-	hw       backend
-	sources  []statusSource // per controller, what the status document reads
-	cleanups []func()
-	pairEnds map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
+	cfg     *config.Config
+	opt     Options
+	log     *slog.Logger
+	hw      backend
+	sources []statusSource // per controller, what the status document reads
+	// timingInfo is each controller's cand_bit_timing_info, for a reload.
+	timingInfo []*metrics.BitTimingInfo
+	cleanups   []func()
+	pairEnds   map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
+	// memLocked: mlockall(MCL_CURRENT|MCL_FUTURE) applied (owner thread, before ready).
+	memLocked bool
+	// metricsSrv is the metrics endpoint's server now (metricsserver.go).
+	metricsSrv *http.Server
+	// reloading is a reload's state (reload.go).
+	reloading reloader
 }
 
 func (w *wiring) cleanup() {
@@ -73,15 +94,17 @@ func (w *wiring) cleanup() {
 }
 
 // Run runs cand until ctx is done. On the way out every controller goes back to
-// Configuration mode and every interface cand created is removed.
+// Configuration mode and every interface is set down (or, with
+// interface.remove_on_exit, removed).
 func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	w := &wiring{Daemon: &Daemon{Metrics: metrics.New(opt.Version), Owner: &bridge.Owner{}}, cfg: cfg, opt: opt, log: opt.Log}
 	if w.log == nil {
 		w.log = slog.Default()
 	}
+	w.Daemon.reload = w.reloadConfig
 	defer w.cleanup()
 
-	srv, err := w.metricsServer()
+	srv, err := w.metricsServer(&w.cfg.Metrics)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,9 @@ import (
 
 // rigOptions are what startRig does besides running the configuration.
 type rigOptions struct {
-	links  bool            // the daemon follows a fakeLinks (rig.links)
-	before []func(*sim.Pi) // run on the virtual Pi before the daemon starts
+	links      bool            // the daemon follows a fakeLinks (rig.links)
+	before     []func(*sim.Pi) // run on the virtual Pi before the daemon starts
+	configPath string          // Options.ConfigPath (reloadable)
 }
 
 // withLinks gives the daemon a link-event source the test drives (rig.links).

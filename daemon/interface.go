@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"log/slog"
 
 	"golang.org/x/sys/unix"
 
@@ -10,41 +11,67 @@ import (
 )
 
 // openInterface opens controller i's CAN socket: a raw CAN socket on its
-// interface, creating the interface first if it does not exist, or, with kind
-// none, one end of a socketpair (openPair). undo closes what it opened and
-// removes an interface it created.
+// interface (cand's end of a vxcan pair), creating the interface first if it
+// does not exist and bringing it up, or, with kind none, one end of a
+// socketpair (openPair). undo closes the socket and then, as a kernel driver's
+// netdev does when its driver stops, leaves the interface in place but down,
+// so that applications' sockets stay bound to it and their writes fail with
+// ENETDOWN until cand is back; with interface.remove_on_exit it removes the
+// interface instead.
 func (w *wiring) openInterface(i int, cc *config.Controller) (fd int, undo func(), err error) {
 	if cc.Interface.Kind == config.KindNone {
 		return w.openPair(i, cc)
 	}
-	log := w.log
-	created, err := socketcan.EnsureLink(cc.Interface.Name, socketcan.Kind(cc.Interface.Kind), cc.Interface.Peer, socketcan.FrameSize)
+	nd, spec := w.netdevs(), linkSpec(cc)
+	log := w.log.With("interface", cc.Interface.Name)
+	created, err := nd.Ensure(spec)
 	if err != nil {
 		return -1, nil, err
 	}
-	if created {
-		log.Info("created interface", "interface", cc.Interface.Name, "kind", cc.Interface.Kind)
+	where := []any{"kind", cc.Interface.Kind}
+	if spec.Peer != "" {
+		where = append(where, "cand_end", spec.Name, "netns", spec.PeerNetNS.String())
 	}
-	s, err := socketcan.Open(cc.Interface.Name, socketcan.Options{RcvBuf: cc.Interface.RcvBuf})
+	if created {
+		log.Info("created interface", where...)
+	} else {
+		log.Info("interface exists; serving it again", where...)
+	}
+	s, err := nd.Open(spec.Name, socketcan.Options{RcvBuf: cc.Interface.RcvBuf})
 	if err != nil {
+		// Nothing bridges it: a new interface goes again, an old one down.
 		if created {
-			socketcan.DeleteLink(cc.Interface.Name)
+			nd.Delete(spec.Name)
+		} else {
+			nd.TakeDown(spec)
 		}
 		return -1, nil, err
 	}
 	for _, w := range s.Warnings() {
-		log.Warn(w.Error(), "interface", cc.Interface.Name)
+		log.Warn(w.Error())
 	}
 	return s.Fd(), func() {
 		s.Close()
-		if created {
-			if err := socketcan.DeleteLink(cc.Interface.Name); err != nil {
-				log.Warn("removing interface", "interface", cc.Interface.Name, "err", err)
-			} else {
-				log.Info("removed interface", "interface", cc.Interface.Name)
-			}
-		}
+		w.release(nd, spec, cc, log)
 	}, nil
+}
+
+// release is what becomes of the interface when cand stops: removed with
+// interface.remove_on_exit, else set down.
+func (w *wiring) release(nd Netdevs, spec socketcan.LinkSpec, cc *config.Controller, log *slog.Logger) {
+	if cc.Interface.RemoveOnExit {
+		if err := nd.Delete(spec.Name); err != nil {
+			log.Warn("removing interface", "err", err)
+			return
+		}
+		log.Info("removed interface (interface.remove_on_exit)")
+		return
+	}
+	if err := nd.TakeDown(spec); err != nil {
+		log.Warn("setting interface down", "err", err)
+		return
+	}
+	log.Info("interface set down: it stays for the applications bound to it, whose writes fail with ENETDOWN until cand serves it again")
 }
 
 // openPair is the CAN socket of a controller without a SocketCAN interface:

@@ -34,6 +34,7 @@ type Links interface {
 type kernelLinks struct {
 	cfg *config.Config
 	log *slog.Logger
+	nd  Netdevs
 }
 
 func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) error {
@@ -46,7 +47,7 @@ func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) er
 }
 
 func (k kernelLinks) State(i int) (bridge.LinkState, error) {
-	l, err := socketcan.LinkState(k.cfg.Controllers[i].Interface.Name)
+	l, err := socketcan.LinkState(followedName(&k.cfg.Controllers[i]))
 	switch {
 	case errors.Is(err, unix.ENODEV):
 		return bridge.LinkGone, nil
@@ -58,20 +59,21 @@ func (k kernelLinks) State(i int) (bridge.LinkState, error) {
 	return bridge.LinkDown, nil
 }
 
-// Recreate makes the interface again as at start (EnsureLink: created and up) and
-// opens a raw CAN socket on it with the configured options: a deleted interface
-// leaves its sockets unbound for good. The interface is removed at exit if cand
-// created it at start, as before.
+// Recreate makes the interface again as at start (Ensure: created and up, a vxcan
+// pair with its applications' end where it was) and opens a raw CAN socket on
+// cand's end with the configured options: a deleted interface leaves its sockets
+// unbound for good. At exit it is set down or removed like any other.
 func (k kernelLinks) Recreate(i int) (int, error) {
 	in := &k.cfg.Controllers[i].Interface
-	created, err := socketcan.EnsureLink(in.Name, socketcan.Kind(in.Kind), in.Peer, socketcan.FrameSize)
+	spec := linkSpec(&k.cfg.Controllers[i])
+	created, err := k.nd.Ensure(spec)
 	if err != nil {
 		return -1, err
 	}
 	if created {
 		k.log.Info("created interface again", "interface", in.Name, "kind", in.Kind)
 	}
-	s, err := socketcan.Open(in.Name, socketcan.Options{RcvBuf: in.RcvBuf})
+	s, err := k.nd.Open(spec.Name, socketcan.Options{RcvBuf: in.RcvBuf})
 	if err != nil {
 		return -1, err
 	}
@@ -104,8 +106,8 @@ func newLinkWatch(w *wiring, links Links) *linkWatch {
 	lw := &linkWatch{w: w, links: links, names: map[string]int{},
 		posted: make([]bridge.LinkState, n), lost: make([]bool, n), retry: make([]time.Duration, n), due: make([]time.Time, n)}
 	for i := range w.cfg.Controllers {
-		if in := &w.cfg.Controllers[i].Interface; in.Kind != config.KindNone {
-			lw.names[in.Name] = i // a controller without an interface has no link to follow
+		if cc := &w.cfg.Controllers[i]; cc.Interface.Kind != config.KindNone {
+			lw.names[followedName(cc)] = i // a controller without an interface has no link to follow
 		}
 	}
 	return lw

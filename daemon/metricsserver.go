@@ -22,8 +22,7 @@ const maxHeaderBytes = 8 << 10
 // limits (docs/security.md), and reads and checks metrics.web_config; nil if the
 // endpoint is off. Run calls it before touching any hardware, so that a bad web
 // configuration stops cand at once.
-func (w *wiring) metricsServer() (*http.Server, error) {
-	m := &w.cfg.Metrics
+func (w *wiring) metricsServer(m *config.Metrics) (*http.Server, error) {
 	if w.opt.MetricsListener == nil && *m.Listen == "" {
 		return nil, nil
 	}
@@ -87,15 +86,33 @@ func (w *wiring) serveMetrics(srv *http.Server) error {
 	}
 	l := w.opt.MetricsListener
 	if l == nil {
-		listen := *w.cfg.Metrics.Listen
 		var err error
-		l, err = net.Listen("tcp", listen)
-		if err != nil {
-			return fmt.Errorf("metrics: cannot listen on %s: %w (set metrics.listen to a free address, or \"\" to disable)", listen, err)
+		if l, err = listenMetrics(*w.cfg.Metrics.Listen); err != nil {
+			return err
 		}
 	}
+	w.startMetrics(srv, l, w.cfg.Metrics.MaxConnections)
+	w.cleanups = append(w.cleanups, func() {
+		w.reloading.mu.Lock() // a reload may be replacing it
+		defer w.reloading.mu.Unlock()
+		w.closeMetrics()
+	})
+	return nil
+}
+
+func listenMetrics(listen string) (net.Listener, error) {
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: cannot listen on %s: %w (set metrics.listen to a free address, or \"\" to disable)", listen, err)
+	}
+	return l, nil
+}
+
+// startMetrics serves srv on l, at most maxConns connections at once, as the
+// metrics endpoint (a reload replaces it).
+func (w *wiring) startMetrics(srv *http.Server, l net.Listener, maxConns int) {
 	w.MetricsAddr = l.Addr().String()
-	lim := connlimit.New(l, w.cfg.Metrics.MaxConnections)
+	lim := connlimit.New(l, maxConns)
 	srv.ConnState = lim.ConnState
 	go func() {
 		var err error
@@ -108,6 +125,13 @@ func (w *wiring) serveMetrics(srv *http.Server) error {
 			w.log.Error("metrics server", "err", err)
 		}
 	}()
-	w.cleanups = append(w.cleanups, func() { srv.Close() })
-	return nil
+	w.metricsSrv = srv
+}
+
+// closeMetrics closes the metrics endpoint, at exit or for a reload's new one.
+func (w *wiring) closeMetrics() {
+	if w.metricsSrv != nil {
+		w.metricsSrv.Close()
+		w.metricsSrv, w.MetricsAddr = nil, ""
+	}
 }

@@ -37,9 +37,10 @@ func (w *wiring) ownerSetup(inits []func() error, ready chan<- struct{}) func() 
 
 // bridge runs the owner thread, and the link watch beside it, until ctx is done or
 // one of them must stop cand. Once every interface is served (its chip answering or
-// retried) it tells systemd (READY=1), calls Options.Ready, and starts the watchdog
-// and the SIGUSR1 restart; on the way out it tells systemd STOPPING=1 and logs what
-// was left unsent.
+// retried) it drops the capabilities only set-up needed (Options.DropPrivileges),
+// tells systemd (READY=1), calls Options.Ready, and starts the watchdog and the
+// SIGUSR1 restart; on the way out it tells systemd STOPPING=1 and logs what was
+// left unsent.
 func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -71,6 +72,7 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	notifier := sdnotify.FromEnv()
 	select {
 	case <-ready:
+		w.dropPrivileges()
 		notifier.Send("READY=1\nSTATUS=bridging")
 		w.log.Info("bridging", "controllers", len(w.cfg.Controllers), "metrics", w.MetricsAddr)
 		if w.opt.Ready != nil {
@@ -102,13 +104,13 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 }
 
 // links is what follows the interfaces' link state: Options.Links, or rtnetlink
-// for the interfaces cand opened; nil with Options.Sockets alone.
+// for the interfaces cand opened; nil with Options.Sockets or Options.Netdevs alone.
 func (w *wiring) links() Links {
 	switch {
 	case w.opt.Links != nil:
 		return w.opt.Links
-	case w.opt.Sockets == nil:
-		return kernelLinks{cfg: w.cfg, log: w.log}
+	case w.opt.Sockets == nil && w.opt.Netdevs == nil:
+		return kernelLinks{cfg: w.cfg, log: w.log, nd: w.netdevs()}
 	}
 	return nil
 }

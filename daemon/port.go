@@ -47,8 +47,9 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	m.SCLKMaxHz.Set(int64(sclkHi))
 	m.Bitrate.Set(int64(bt.Bitrate))
 	timing := metrics.BitTiming{BitTiming: bt, OscillatorHz: cc.OscillatorHz, SCLKHz: sclk}
-	w.Metrics.AddBitTiming(m, timing)
-	w.sources = append(w.sources, statusSource{m: m, timing: timing, restartMs: *cc.RestartMs})
+	w.timingInfo = append(w.timingInfo, w.Metrics.AddBitTiming(m, timing))
+	w.sources = append(w.sources, statusSource{m: m})
+	w.sources[len(w.sources)-1].conf.Store(&sourceConf{timing: timing, restartMs: *cc.RestartMs})
 	spi := bridge.NewSPI(dev, m, probe)
 	intFd, intr := w.hw.intLine(i, cc)
 	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)

@@ -37,6 +37,9 @@ func (w *wiring) setupRealtime(refused *metrics.Realtime) error {
 	for _, it := range report.Items {
 		s := realtimeSetting(it.What)
 		refused.SetRefused(s, it.Err != nil)
+		if it.What == rt.Mlockall && it.Applied {
+			w.memLocked = true
+		}
 		switch {
 		case it.Err == nil:
 			w.log.Info(it.Line)

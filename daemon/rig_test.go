@@ -87,7 +87,7 @@ func startRig(t testing.TB, cfg *config.Config, o rigOptions) *rig {
 	r.cancel = cancel
 	ready := make(chan *Daemon, 1)
 	opt := Options{Version: "test", Log: slog.New(slog.NewTextHandler(r.log, nil)), Sockets: daemonEnds, Sim: pi,
-		MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }}
+		MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }, ConfigPath: o.configPath}
 	if o.links {
 		r.links = newFakeLinks(r)
 		opt.Links = r.links

@@ -29,6 +29,7 @@ type rigConfig struct {
 type rigController struct {
 	name, iface string
 	ifaceKind   config.InterfaceKind // "" = the default
+	ifaceKeys   []string             // further keys of the interface mapping
 	bitrate     uint32
 	spi         []string // keys of the spi mapping
 	settings    []string // the controller's other "key: value" lines
@@ -122,6 +123,19 @@ func (c *rigConfig) chipSelect(cs string, activeHigh bool) *rigConfig {
 // daemon makes its own socketpair, for socketcand.
 func (c *rigConfig) noInterface() *rigConfig {
 	c.last().ifaceKind = config.KindNone
+	return c
+}
+
+// interfaceKey sets a further key of the last controller's interface mapping
+// (value as YAML).
+func (c *rigConfig) interfaceKey(key string, value any) *rigConfig {
+	c.last().ifaceKeys = append(c.last().ifaceKeys, fmt.Sprintf("%s: %v", key, value))
+	return c
+}
+
+// vxcan makes the last controller's interface a vxcan pair.
+func (c *rigConfig) vxcan() *rigConfig {
+	c.last().ifaceKind = config.KindVXCAN
 	return c
 }
 
@@ -235,11 +249,11 @@ func (c *rigConfig) yaml() string {
 		for _, s := range ct.settings {
 			fmt.Fprintf(&b, "    %s\n", s)
 		}
+		iface := []string{"name: " + ct.iface}
 		if ct.ifaceKind != "" {
-			fmt.Fprintf(&b, "    interface: {name: %s, kind: %s}\n", ct.iface, ct.ifaceKind)
-		} else {
-			fmt.Fprintf(&b, "    interface: {name: %s}\n", ct.iface)
+			iface = append(iface, "kind: "+string(ct.ifaceKind))
 		}
+		fmt.Fprintf(&b, "    interface: {%s}\n", strings.Join(append(iface, ct.ifaceKeys...), ", "))
 		if len(ct.peers) > 0 {
 			b.WriteString("    sim:\n      peers:\n")
 			for _, p := range ct.peers {

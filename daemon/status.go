@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"cand/canstate"
 	"cand/metrics"
@@ -115,7 +116,12 @@ type StageLatency struct {
 
 // statusSource is what one controller's status is read from.
 type statusSource struct {
-	m         *metrics.Controller
+	m    *metrics.Controller
+	conf atomic.Pointer[sourceConf] // replaced when a reload reprograms the controller
+}
+
+// sourceConf is what a controller is configured with, as its status shows it.
+type sourceConf struct {
 	timing    metrics.BitTiming // as cand_bit_timing_info exports it
 	restartMs uint32
 }
@@ -131,7 +137,8 @@ func StateName(linkUp bool, s canstate.State) string {
 
 // read returns the controller's status with load as its bus load.
 func (s *statusSource) read(load BusLoad) ControllerStatus {
-	m, t := s.m, &s.timing
+	c := s.conf.Load()
+	m, t := s.m, &c.timing
 	linkUp := m.LinkUp.Load() == 1
 	state := canstate.State(m.BusState.Load())
 	busOffs := m.BusOffs.Load()
@@ -146,7 +153,7 @@ func (s *statusSource) read(load BusLoad) ControllerStatus {
 		LinkUp:      linkUp,
 		ChipUp:      m.ChipUp.Load() == 1,
 		BerrCounter: BerrCounter{TX: m.TEC.Load(), RX: m.REC.Load()},
-		RestartMs:   s.restartMs,
+		RestartMs:   c.restartMs,
 		BitTiming: BitTimingStatus{
 			Bitrate: t.Bitrate, SamplePoint: float64(t.SamplePoint) / 1000, TQNs: t.TQ,
 			PropSeg: t.PropSeg, PhaseSeg1: t.PhaseSeg1, PhaseSeg2: t.PhaseSeg2, SJW: t.SJW, BRP: t.BRP,

@@ -110,16 +110,25 @@ type Stats struct {
 
 // New returns a controller on spi with its INT line.
 func New(spi SPI, intr IntLine, cfg Config, now func() int64) *Controller {
-	c := &Controller{spi: spi, intr: intr, cfg: cfg, now: now}
+	c := &Controller{spi: spi, intr: intr, now: now}
+	c.SetConfig(cfg)
+	return c
+}
+
+// SetConfig replaces what the next Init programs (bit timing, mode, filters);
+// the chip is unchanged until then. Owner thread only, with no frame pending
+// (after Stop or before Init).
+func (c *Controller) SetConfig(cfg Config) {
+	c.cfg = cfg
 	c.maxTX = cfg.TXBuffers
 	if c.maxTX <= 0 || c.maxTX > 3 {
 		c.maxTX = 3
 	}
 	// 47 bits is the shortest frame (standard, DLC 0, before stuffing, with IFS).
+	c.minFrameNs = 0
 	if cfg.Bitrate > 0 {
 		c.minFrameNs = int64(47) * 1e9 / int64(cfg.Bitrate)
 	}
-	return c
 }
 
 // Stats returns a copy of the counters.

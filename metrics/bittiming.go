@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,18 +40,32 @@ func (t *BitTiming) labels() (names, values []string) {
 
 // AddBitTiming exports t as cand_bit_timing_info{controller, interface, bitrate,
 // sample_point, tq_ns, prop_seg, phase_seg1, phase_seg2, sjw, brp, oscillator_hz,
-// sclk_hz} = 1 for c. Call it once per controller, at start-up.
-func (r *Registry) AddBitTiming(c *Controller, t BitTiming) {
-	names, values := t.labels()
+// sclk_hz} = 1 for c. Call it once per controller, at start-up; the returned
+// BitTimingInfo changes it when the controller is programmed anew (a reload).
+func (r *Registry) AddBitTiming(c *Controller, t BitTiming) *BitTimingInfo {
+	names, _ := t.labels()
 	desc := prometheus.NewDesc("cand_bit_timing_info",
 		"Bit timing the controller programs, in the kernel's terms (ip -details link show): bitrate in bit/s, sample point, time quantum in ns, "+
 			"segments and SJW in time quanta, the kernel's prescaler brp; with the MCP2515's crystal and the SPI clock in use, in Hz. Always 1.",
 		names, prometheus.Labels{"controller": c.name, "interface": c.iface})
-	r.reg.MustRegister(constCollector{prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, values...)})
+	b := &BitTimingInfo{desc: desc}
+	b.Set(t)
+	r.reg.MustRegister(b)
+	return b
 }
 
-// constCollector exports one metric that never changes.
-type constCollector struct{ m prometheus.Metric }
+// BitTimingInfo is one controller's cand_bit_timing_info series.
+type BitTimingInfo struct {
+	desc *prometheus.Desc
+	m    atomic.Pointer[prometheus.Metric]
+}
 
-func (k constCollector) Describe(ch chan<- *prometheus.Desc) { ch <- k.m.Desc() }
-func (k constCollector) Collect(ch chan<- prometheus.Metric) { ch <- k.m }
+// Set makes t what the series says from the next scrape on.
+func (b *BitTimingInfo) Set(t BitTiming) {
+	_, values := t.labels()
+	m := prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, 1, values...)
+	b.m.Store(&m)
+}
+
+func (b *BitTimingInfo) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
+func (b *BitTimingInfo) Collect(ch chan<- prometheus.Metric) { ch <- *b.m.Load() }

@@ -12,7 +12,8 @@
 //	io_linux.go        ReadFrame/WriteFrame: recvmsg/write on any frame fd
 //	socket_linux.go    Open: the raw CAN socket and its options
 //	netlink.go         rtnetlink message encoding and reply parsing (pure)
-//	link.go            EnsureLink/DeleteLink/LinkUp/LinkState logic
+//	link.go            Ensure/TakeDown/DeleteLink/SetLinkUp/LinkState logic
+//	netns.go           NetNS: where a vxcan peer is created
 //	link_linux.go      the NETLINK_ROUTE socket the link functions talk over
 //	linkevent.go       link messages (RTM_NEWLINK/RTM_DELLINK) as LinkEvents (pure)
 //	linkwatch_linux.go WatchLinks: the RTNLGRP_LINK subscription and its dumps

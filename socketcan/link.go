@@ -39,6 +39,9 @@ type Link struct {
 	Flags     uint32 // ifi_flags: unix.IFF_UP, unix.IFF_RUNNING, ...
 	OperState uint8  // IFLA_OPERSTATE (RFC 2863; 6 is up)
 	PeerIndex int    // IFLA_LINK: for vxcan, the ifindex of the peer
+	// PeerElsewhere: IFLA_LINK_NETNSID is present, so the peer (PeerIndex)
+	// is in another network namespace.
+	PeerElsewhere bool
 }
 
 // Up reports whether the link is administratively up (IFF_UP).
@@ -117,10 +120,20 @@ func wrap(op, name string, kind Kind, err error) error {
 // ensure is EnsureLink over l; it accepts any kind so tests can run the
 // same sequence with veth (whose peer attribute has vxcan's layout).
 func (l *linker) ensure(name string, kind Kind, peer string, mtu int) (created bool, err error) {
+	return l.ensureSpec(LinkSpec{Name: name, Kind: kind, Peer: peer, MTU: mtu}, netnsRef{})
+}
+
+// ensureSpec is Ensure over l; ns is spec.PeerNetNS, opened.
+func (l *linker) ensureSpec(spec LinkSpec, ns netnsRef) (created bool, err error) {
+	name, kind, peer := spec.Name, spec.Kind, spec.Peer
 	link, err := l.get(name)
 	switch {
 	case errors.Is(err, unix.ENODEV):
-		if err := l.ack(func(seq uint32) []byte { return reqNewLink(seq, name, kind, peer) }); err != nil {
+		end := peerEnd{name: peer, ns: ns}
+		if !ns.isZero() {
+			end.mtu = uint32(max(spec.MTU, 0))
+		}
+		if err := l.ack(func(seq uint32) []byte { return reqNewPair(seq, name, kind, end) }); err != nil {
 			return false, wrap("create "+string(kind)+" link", name, kind, err)
 		}
 		created = true
@@ -133,10 +146,16 @@ func (l *linker) ensure(name string, kind Kind, peer string, mtu int) (created b
 	if link.Kind != kind {
 		return created, mismatch(link, kind)
 	}
-	if err := l.configure(link, kind, mtu); err != nil {
+	if peer != "" && link.PeerElsewhere != !spec.PeerNetNS.IsZero() {
+		return created, placement(link, spec)
+	}
+	if err := l.configure(link, kind, spec.MTU); err != nil {
 		return created, err
 	}
-	if peer == "" {
+	if peer == "" || link.PeerElsewhere {
+		// A peer in another namespace got its MTU when it was created; it is
+		// brought up there, by the namespace's owner (`ip -n NS link set PEER
+		// up`): rtnetlink changes only the links of its socket's namespace.
 		return created, nil
 	}
 	pl, err := l.get(peer)
@@ -147,7 +166,18 @@ func (l *linker) ensure(name string, kind Kind, peer string, mtu int) (created b
 		return created, fmt.Errorf("socketcan: %s is a %s link but %s is not its peer (kind %q, index %d, peer index %d); delete %s or configure the right peer name",
 			name, kind, peer, pl.Kind, pl.Index, link.PeerIndex, name)
 	}
-	return created, l.configure(pl, kind, mtu)
+	return created, l.configure(pl, kind, spec.MTU)
+}
+
+// placement explains an existing pair whose peer is not in the namespace spec
+// asks for.
+func placement(link Link, spec LinkSpec) error {
+	if link.PeerElsewhere {
+		return fmt.Errorf("socketcan: the peer of %s is in another network namespace, but this one was asked for (no netns configured); delete %s (`ip link del %s`) to have the pair made again, or configure the namespace",
+			link.Name, link.Name, link.Name)
+	}
+	return fmt.Errorf("socketcan: the peer of %s is in this network namespace, not in %s; delete %s (`ip link del %s`) to have the pair made again there",
+		link.Name, spec.PeerNetNS, link.Name, link.Name)
 }
 
 // configure sets the MTU (taking the link down first if needed: the CAN
@@ -198,12 +228,24 @@ func (l *linker) del(name string) error {
 	return wrap("delete link", name, link.Kind, l.ack(func(seq uint32) []byte { return reqDelLink(seq, int32(link.Index)) }))
 }
 
-func (l *linker) up(name string) error {
+// up sets IFF_UP on link name.
+func (l *linker) up(name string) error { return l.setUp(name, true) }
+
+// setUp sets or clears IFF_UP on link name (what `ip link set NAME up|down`
+// does); a link already so is left alone.
+func (l *linker) setUp(name string, up bool) error {
 	link, err := l.get(name)
 	if err != nil {
 		return wrap("look up link", name, "", err)
 	}
-	return wrap("bring up", name, link.Kind, l.ack(func(seq uint32) []byte { return reqSetUp(seq, int32(link.Index), true) }))
+	if link.Up() == up {
+		return nil
+	}
+	op := "bring up"
+	if !up {
+		op = "take down"
+	}
+	return wrap(op, name, link.Kind, l.ack(func(seq uint32) []byte { return reqSetUp(seq, int32(link.Index), up) }))
 }
 
 func validKind(kind Kind, peer string) error {
@@ -218,23 +260,50 @@ func validKind(kind Kind, peer string) error {
 	return nil
 }
 
-// EnsureLink makes interface name a running vcan or vxcan link with the
-// given MTU (CAN_MTU for classic CAN; 0 leaves it): if it exists it must
-// already be of that kind (a real "can" device or an Ethernet is refused);
-// otherwise it is created (for vxcan, with the peer). The MTU is set while
-// the link is down, then the link (and the vxcan peer) is brought up.
-// created reports whether this call created the link. It needs
-// CAP_NET_ADMIN.
-func EnsureLink(name string, kind Kind, peer string, mtu int) (created bool, err error) {
-	if err := validKind(kind, peer); err != nil {
+// LinkSpec is a link Ensure makes.
+type LinkSpec struct {
+	Name string // the interface the caller opens
+	Kind Kind
+	// Peer is the other end of a vxcan pair (KindVXCAN only; "" for vcan).
+	Peer string
+	// PeerNetNS is the network namespace the peer is created in (zero: the
+	// caller's), as `ip link add NAME type vxcan peer name PEER netns NS` does.
+	PeerNetNS NetNS
+	// MTU is CAN_MTU for classic CAN; 0 leaves the driver's.
+	MTU int
+}
+
+// Ensure makes spec.Name a running vcan or vxcan link with the given MTU: if
+// it exists it must already be of that kind (a real "can" device or an
+// Ethernet is refused), with its peer where spec says; otherwise it is created
+// (for vxcan, with the peer). The MTU is set while the link is down, then the
+// link is brought up, and so is a vxcan peer in this namespace. A peer created
+// in another namespace gets the MTU and stays down until that namespace brings
+// it up; it is left alone afterwards. created reports whether this call
+// created the link. It needs CAP_NET_ADMIN (in the peer's namespace too).
+func Ensure(spec LinkSpec) (created bool, err error) {
+	if err := validKind(spec.Kind, spec.Peer); err != nil {
 		return false, err
 	}
+	if !spec.PeerNetNS.IsZero() && spec.Peer == "" {
+		return false, fmt.Errorf("socketcan: %s: only a pair's peer can be placed in another network namespace", spec.Name)
+	}
+	ns, closeNS, err := spec.PeerNetNS.open()
+	if err != nil {
+		return false, err
+	}
+	defer closeNS()
 	err = withRoute(func(rt roundTrip) error {
 		var e error
-		created, e = (&linker{rt: rt}).ensure(name, kind, peer, mtu)
+		created, e = (&linker{rt: rt}).ensureSpec(spec, ns)
 		return e
 	})
 	return created, err
+}
+
+// EnsureLink is Ensure for a link whose peer, if any, is in this namespace.
+func EnsureLink(name string, kind Kind, peer string, mtu int) (created bool, err error) {
+	return Ensure(LinkSpec{Name: name, Kind: kind, Peer: peer, MTU: mtu})
 }
 
 // DeleteLink deletes interface name (a vxcan peer goes with it).
@@ -243,8 +312,30 @@ func DeleteLink(name string) error {
 }
 
 // LinkUp sets IFF_UP on interface name.
-func LinkUp(name string) error {
-	return withRoute(func(rt roundTrip) error { return (&linker{rt: rt}).up(name) })
+func LinkUp(name string) error { return SetLinkUp(name, true) }
+
+// SetLinkUp sets (up) or clears IFF_UP on interface name. A CAN interface that
+// is down refuses its sockets' writes with ENETDOWN (net/can/af_can.c,
+// can_send) and delivers nothing to them.
+func SetLinkUp(name string, up bool) error {
+	return withRoute(func(rt roundTrip) error { return (&linker{rt: rt}).setUp(name, up) })
+}
+
+// TakeDown clears IFF_UP on spec's link and, first, on its vxcan peer if that
+// is in this namespace: writes on either end then fail with ENETDOWN
+// (net/can/af_can.c, can_send). A peer in another namespace stays up there
+// but loses its carrier with its other end (vxcan_close).
+func TakeDown(spec LinkSpec) error {
+	return withRoute(func(rt roundTrip) error { return (&linker{rt: rt}).takeDown(spec) })
+}
+
+func (l *linker) takeDown(spec LinkSpec) error {
+	if spec.Peer != "" && spec.PeerNetNS.IsZero() {
+		if err := l.setUp(spec.Peer, false); err != nil {
+			return err
+		}
+	}
+	return l.setUp(spec.Name, false)
 }
 
 // LinkState returns what rtnetlink reports about interface name.

@@ -89,20 +89,42 @@ func reqGetLink(seq uint32, name string) []byte {
 	return m.bytes()
 }
 
+// peerEnd is the other end of a pair as RTM_NEWLINK creates it. Created in
+// another network namespace (ns), it is given its MTU at once: cand's
+// rtnetlink socket cannot change it there afterwards. It cannot be created up:
+// the driver opens it before the pair is linked and refuses (vxcan_open,
+// veth_open: ENOTCONN without a peer).
+type peerEnd struct {
+	name string
+	ns   netnsRef
+	mtu  uint32 // IFLA_MTU; 0 leaves the driver's
+}
+
 // reqNewLink creates link name of kind (what `ip link add dev NAME type
-// KIND [peer name PEER]` sends). With a peer, IFLA_INFO_DATA holds
-// VXCAN_INFO_PEER: a struct ifinfomsg followed by the peer's IFLA_IFNAME.
+// KIND [peer name PEER]` sends), with a peer in this namespace.
 func reqNewLink(seq uint32, name string, kind Kind, peer string) []byte {
+	return reqNewPair(seq, name, kind, peerEnd{name: peer})
+}
+
+// reqNewPair creates link name of kind with peer (what `ip link add dev NAME
+// type KIND peer name PEER [mtu M] [netns NS]` sends; no peer name: no pair).
+// IFLA_INFO_DATA holds VXCAN_INFO_PEER: a struct ifinfomsg followed by the
+// peer's IFLA_IFNAME, IFLA_MTU and IFLA_NET_NS_FD or IFLA_NET_NS_PID.
+func reqNewPair(seq uint32, name string, kind Kind, peer peerEnd) []byte {
 	m := newLinkMsg(unix.RTM_NEWLINK, unix.NLM_F_REQUEST|unix.NLM_F_ACK|unix.NLM_F_CREATE|unix.NLM_F_EXCL, seq,
 		unix.IfInfomsg{Family: unix.AF_UNSPEC})
 	m.attrString(unix.IFLA_IFNAME, name)
 	li := m.begin(unix.IFLA_LINKINFO)
 	m.attrString(unix.IFLA_INFO_KIND, string(kind))
-	if peer != "" {
+	if peer.name != "" {
 		data := m.begin(unix.IFLA_INFO_DATA)
 		p := m.begin(vxcanInfoPeer)
 		m.ifinfo(unix.IfInfomsg{Family: unix.AF_UNSPEC})
-		m.attrString(unix.IFLA_IFNAME, peer)
+		m.attrString(unix.IFLA_IFNAME, peer.name)
+		if peer.mtu > 0 {
+			m.attrU32(unix.IFLA_MTU, peer.mtu)
+		}
+		peer.ns.attr(m)
 		m.end(p)
 		m.end(data)
 	}
@@ -281,6 +303,8 @@ func parseLink(p []byte) (Link, error) {
 			l.MTU = int(u32(b))
 		case unix.IFLA_LINK:
 			l.PeerIndex = int(u32(b))
+		case unix.IFLA_LINK_NETNSID:
+			l.PeerElsewhere = true
 		case unix.IFLA_OPERSTATE:
 			if len(b) >= 1 {
 				l.OperState = b[0]

@@ -71,13 +71,7 @@ func TestRequestBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var clean []string
-			for _, line := range strings.Split(tc.want, "\n") {
-				line, _, _ = strings.Cut(line, "#")
-				clean = append(clean, line)
-			}
-			want := hx(t, strings.Join(clean, " "))
-			if !bytes.Equal(tc.got, want) {
+			if want := annotated(t, tc.want); !bytes.Equal(tc.got, want) {
 				t.Errorf("request bytes\n got %x\nwant %x", tc.got, want)
 			}
 		})
@@ -219,6 +213,9 @@ func linkMsg(seq uint32, l Link) []byte {
 	if l.PeerIndex != 0 {
 		m.attrU32(unix.IFLA_LINK, uint32(l.PeerIndex))
 	}
+	if l.PeerElsewhere {
+		m.attrU32(unix.IFLA_LINK_NETNSID, 0)
+	}
 	if l.Kind != "" {
 		li := m.begin(unix.IFLA_LINKINFO)
 		m.attrString(unix.IFLA_INFO_KIND, string(l.Kind))
@@ -357,7 +354,7 @@ func TestDeleteAndUp(t *testing.T) {
 		{reqDelLink(4, 3), ackMsg(4, 0, "")},
 	})
 	lk := &linker{rt: rt}
-	if err := lk.up("vcan0"); err != nil {
+	if err := lk.setUp("vcan0", true); err != nil {
 		t.Fatal(err)
 	}
 	if err := lk.del("vcan0"); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"cand/config"
 	"cand/daemon"
+	"cand/internal/journal"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -71,13 +72,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log, logDone := logger(stderr, level, journal.SocketPath)
+	defer logDone()
 	for _, w := range cfg.Warnings {
 		log.Warn(w, "config", *path)
 	}
-	ctx, stop := signals(log)
+	rl := &reloader{log: log}
+	ctx, stop := signals(log, rl.reload)
 	defer stop()
-	if err := daemon.Run(ctx, cfg, daemon.Options{Version: version, Log: log}); err != nil && !errors.Is(err, context.Canceled) {
+	opt := daemon.Options{Version: version, Log: log, DropPrivileges: true, ConfigPath: *path, Ready: rl.ready}
+	if err := daemon.Run(ctx, cfg, opt); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error(err.Error())
 		return 1
 	}

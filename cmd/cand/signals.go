@@ -9,11 +9,11 @@ import (
 )
 
 // signals is the context cand runs in: done on SIGINT or SIGTERM, after which
-// cand accounts for every frame in flight and exits 0. SIGHUP, whose default
-// action would end cand at once without any of that, is caught and logged: a
-// configuration reload is not supported yet. (SIGUSR1, the manual restart after
-// bus-off, is the daemon's.) stop releases the signals.
-func signals(log *slog.Logger) (ctx context.Context, stop func()) {
+// cand accounts for every frame in flight and exits 0. SIGHUP (systemctl reload:
+// ExecReload=/bin/kill -HUP $MAINPID) calls reload, one at a time; its default
+// action would end cand at once. (SIGUSR1, the manual restart after bus-off, is
+// the daemon's.) stop releases the signals.
+func signals(log *slog.Logger, reload func()) (ctx context.Context, stop func()) {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -25,7 +25,8 @@ func signals(log *slog.Logger) (ctx context.Context, stop func()) {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				log.Warn("SIGHUP: configuration reload is not supported yet; ignoring")
+				log.Info("SIGHUP: reloading the configuration")
+				reload()
 			}
 		}
 	}()

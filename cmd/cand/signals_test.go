@@ -16,15 +16,17 @@ func (l lines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// SIGHUP is logged and ignored: cand keeps running. SIGTERM ends the run's context.
-func TestSignalsHangupIgnoredTermStops(t *testing.T) {
+// SIGHUP reloads (and is logged): cand keeps running. SIGTERM ends the run's
+// context.
+func TestSignalsHangupReloadsTermStops(t *testing.T) {
 	logged := make(lines, 16)
-	ctx, stop := signals(slog.New(slog.NewTextHandler(logged, nil)))
+	reloads := make(chan struct{}, 4)
+	ctx, stop := signals(slog.New(slog.NewTextHandler(logged, nil)), func() { reloads <- struct{}{} })
 	defer stop()
 	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	const want = `level=WARN msg="SIGHUP: configuration reload is not supported yet; ignoring"`
+	const want = `level=INFO msg="SIGHUP: reloading the configuration"`
 	select {
 	case line := <-logged:
 		if !strings.Contains(line, want) {
@@ -32,6 +34,11 @@ func TestSignalsHangupIgnoredTermStops(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("no log line %q within 5s", want)
+	}
+	select {
+	case <-reloads:
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGHUP did not reload within 5s")
 	}
 	if ctx.Err() != nil {
 		t.Fatal("SIGHUP ended the run")

@@ -1,0 +1,60 @@
+package bridge
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Apply runs its function on the owner thread while the loop runs, and refuses
+// before and after.
+func TestApplyRunsOnTheOwnerThread(t *testing.T) {
+	var o Owner
+	if o.Apply(func() { t.Error("ran before Run") }) {
+		t.Fatal("Apply before Run reported true")
+	}
+	tid := make(chan int, 1)
+	o.Setup = func() error { tid <- unix.Gettid(); return nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	owner := <-tid
+	deadline := time.Now().Add(5 * time.Second)
+	for o.ctlFd.Load() == 0 { // the loop's eventfd, made after Setup
+		if time.Now().After(deadline) {
+			t.Fatal("owner loop not running after 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ran []int
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !o.Apply(func() { mu.Lock(); ran = append(ran, unix.Gettid()); mu.Unlock() }) {
+				t.Error("Apply while running reported false")
+			}
+		}()
+	}
+	wg.Wait()
+	if len(ran) != 8 {
+		t.Fatalf("%d of 8 requests ran", len(ran))
+	}
+	for _, tid := range ran {
+		if tid != owner {
+			t.Fatalf("ran on thread %d, the owner thread is %d", tid, owner)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if o.Apply(func() { t.Error("ran after Run") }) {
+		t.Fatal("Apply after Run reported true")
+	}
+}
