@@ -111,7 +111,7 @@ fi
 if has_mode test; then
 	pid=${periodic%%[:,]*}
 	r=$(printf '%#x' "$req")
-	expected="$expected test/version test/check-config test/interfaces-up test/cand-exit test/interfaces-removed test/dump"
+	expected="$expected test/version test/check-config test/interfaces-up test/cand-exit test/interfaces-down test/dump"
 	expected="$expected test/periodic-$(printf '%#x' "0x${pid#0x}") test/answers-$r test/conservation-$r test/no-error-frames"
 fi
 if has_mode seq; then
@@ -120,7 +120,7 @@ if has_mode seq; then
 		expected="$expected ${v%%:*}/dump ${v%%:*}/answers-${v#*:} ${v%%:*}/conservation-${v#*:}"
 	done
 	expected="$expected cansequence/no-error-frames flood/no-error-frames flood/overran"
-	expected="$expected seq/link-down seq/link-up seq/link-traffic seq/cand-exit seq/interfaces-removed seq/unsent-logged"
+	expected="$expected seq/link-down seq/link-up seq/link-traffic seq/cand-exit seq/interfaces-down seq/unsent-logged"
 fi
 
 passed=0 failed=0 skipped=0 report="" skips=""
