@@ -42,12 +42,12 @@ type SimCPU string
 const (
 	// SimCPUStrict: only what the host's scheduler or hypervisor did to the owner
 	// thread leaves the board's time; cand's own work is charged at the board's
-	// speed (hardware.sim_board). The default.
+	// speed (hardware.sim_board). deploy/sim.yaml's choice.
 	SimCPUStrict SimCPU = "strict"
 	// SimCPUDedicated: the forgiving rule, for comparison: every gap of more than
 	// 20µs between register accesses without a wait for the hardware leaves the
 	// board's time, the driver's own work and Go runtime parks included, and the
-	// driver runs at host speed.
+	// driver runs at host speed. The default, for now (defaults.go says why).
 	SimCPUDedicated SimCPU = "dedicated"
 	// SimCPUShared: the virtual Pi runs on host time, host stalls included, at
 	// host speed.
