@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cand/config"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -20,7 +21,7 @@ import (
 // Numbers are not judged here (timing claims belong to the benchmark itself).
 func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	sc := Scenario{Name: "tiny", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
-		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond}
+		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
 	rep, err := Run(context.Background(), []Scenario{sc}, 50, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +132,7 @@ func TestScenarioNeedsEightDataBytes(t *testing.T) {
 // interrupts and SPI transfers a burst took, next to Reference3x7's 7.
 func TestBurstScenario(t *testing.T) {
 	sc := Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
-		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond}
+		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
 	res, err := RunScenario(context.Background(), sc, nil)
 	if err != nil {
 		t.Fatal(err)
