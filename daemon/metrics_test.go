@@ -41,7 +41,7 @@ func TestMetricsEndpoint(t *testing.T) {
 
 // Unpinned, the default board (a Pi 3) moves its core clock between 250 and
 // 400 MHz: the dividers are sized for 400 (10 MHz), and SCLK drops to 6.25 MHz
-// with the core. The board and its clock rule are exported too.
+// with the core. The board and its clock rule (the default, dedicated) are exported too.
 func TestMetricsSPIClockRange(t *testing.T) {
 	r := newRigConfig(t).start()
 	s := scrapeMetrics(t, r.d.MetricsAddr)
@@ -50,8 +50,8 @@ func TestMetricsSPIClockRange(t *testing.T) {
 			t.Errorf("%s = %g, want %g", name, v, want)
 		}
 	}
-	if v := s.metric(t, "cand_sim_board_info", map[string]string{"board": "pi3", "rule": "strict"}).Gauge.GetValue(); v != 1 {
-		t.Errorf("cand_sim_board_info{board=pi3,rule=strict} = %g, want 1", v)
+	if v := s.metric(t, "cand_sim_board_info", map[string]string{"board": "pi3", "rule": "dedicated"}).Gauge.GetValue(); v != 1 {
+		t.Errorf("cand_sim_board_info{board=pi3,rule=dedicated} = %g, want 1", v)
 	}
 	if f := s.metric(t, "cand_sim_cpu_factor", nil).Gauge.GetValue(); f < 1 {
 		t.Errorf("cand_sim_cpu_factor = %g, want at least 1", f)

@@ -118,14 +118,14 @@ func contains(list []string, s string) bool {
 }
 
 // systemd-analyze verify passes without a word, the unit installed where the Debian
-// package puts it and the host's units beside it. verify needs ExecStart='s file to
-// be executable, so a placeholder stands in for cand (make test-pkg verifies the
+// package puts it and the host's units beside it. verify needs ExecStart='s and ExecReload='s files to
+// be executable, so placeholders stand in for cand and kill (make test-pkg verifies the
 // installed package's unit with the real binary).
 func TestVerify(t *testing.T) {
 	analyze := tool(t, "systemd-analyze")
 	root := t.TempDir()
 	units := filepath.Join(root, "lib/systemd/system")
-	for _, d := range []string{units, filepath.Join(root, "usr/bin")} {
+	for _, d := range []string{units, filepath.Join(root, "usr/bin"), filepath.Join(root, "bin")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +142,10 @@ func TestVerify(t *testing.T) {
 		}
 	}
 	copyFile(t, unitFile, filepath.Join(units, "cand.service"), 0o644)
-	if err := os.WriteFile(filepath.Join(root, "usr/bin/cand"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, exe := range []string{"usr/bin/cand", "bin/kill"} { // ExecStart=, ExecReload=
+		if err := os.WriteFile(filepath.Join(root, exe), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := exec.Command(analyze, "verify", "--man=no", "--root="+root, "/lib/systemd/system/cand.service").CombinedOutput()
 	if err != nil || len(out) != 0 {
