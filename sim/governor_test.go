@@ -74,7 +74,7 @@ func TestGovernorPinned(t *testing.T) {
 // The board's register view charges the board's access time on every access
 // (strict rule), and the INT line's low spans are timed in the board's time.
 func TestPiOnTheStrictRule(t *testing.T) {
-	cfg, err := config.Parse("x.yaml", []byte("hardware: {sim_board: pi4}\ncontrollers:\n  - bitrate: 500000\n"))
+	cfg, err := config.Parse("x.yaml", []byte("hardware: {sim_board: pi4, sim_cpu: strict}\ncontrollers:\n  - bitrate: 500000\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
