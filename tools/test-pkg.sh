@@ -183,12 +183,14 @@ install_test() {
 
   if command -v systemd-analyze >/dev/null; then
     # verify resolves the unit's dependencies and ExecStart= under --root: the
-    # installed unit and binary, with the host's own units beside them.
+    # installed unit and binary, with the host's own units beside them, and the
+    # host's kill for ExecReload=.
     local V=$scratch/verifyroot out
-    mkdir -p "$V/lib/systemd/system" "$V/usr/bin"
+    mkdir -p "$V/lib/systemd/system" "$V/usr/bin" "$V/bin"
     cp -a /lib/systemd/system/. "$V/lib/systemd/system/"
     cp "$R/lib/systemd/system/cand.service" "$V/lib/systemd/system/cand.service"
     cp -a "$R/usr/bin/cand" "$V/usr/bin/cand"
+    cp "$(readlink -f /bin/kill)" "$V/bin/kill"
     out=$(systemd-analyze verify --man=no --root="$V" /lib/systemd/system/cand.service 2>&1) || fail "systemd-analyze verify of the installed unit: $out"
     [ -z "$out" ] || fail "systemd-analyze verify of the installed unit: $out"
   else
