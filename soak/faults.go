@@ -25,8 +25,8 @@ var faultNames = [numFaults]string{"bus-off", "stuck dominant", "chip reset", "I
 
 func (f Fault) String() string { return faultNames[f] }
 
-// How long each fault lasts, and the quiet time between faults (uniform in
-// [gapMin, gapMax)).
+// How long each fault lasts, and the quiet time between faults: uniform in
+// [gapMin, gapMax), shorter for a short run (gaps) so that it sees several faults.
 const (
 	busOffFor     = 300 * time.Millisecond
 	stuckFor      = 200 * time.Millisecond
@@ -54,27 +54,32 @@ func (w *window) near() bool {
 
 // injector injects random faults into controller 0 of pi until ctx ends.
 type injector struct {
-	pi       *sim.Pi
-	rd       *reader
-	win      *window
-	rng      *rand.Rand
-	counts   [numFaults]uint64 // read once run has returned
-	injected atomic.Uint64
-	wiped    uint64 // frames chip resets wiped from the RX buffers
+	gapMin, gapMax time.Duration
+	pi             *sim.Pi
+	rd             *reader
+	win            *window
+	rng            *rand.Rand
+	counts         [numFaults]uint64 // read once run has returned
+	lostIn         [numFaults]uint64 // frames the chip lost (RXnOVR) in each kind of fault's windows
+	injected       atomic.Uint64
+	wiped          uint64 // frames chip resets wiped from the RX buffers
 }
 
 func (in *injector) run(ctx context.Context) {
 	for {
-		gap := gapMin + time.Duration(in.rng.Int64N(int64(gapMax-gapMin)))
+		gap := in.gapMin + time.Duration(in.rng.Int64N(int64(in.gapMax-in.gapMin)))
 		if !wait(ctx, gap) {
 			return
 		}
 		f := Fault(in.rng.IntN(int(numFaults)))
 		in.counts[f]++
 		in.injected.Add(1)
+		lost := in.pi.Node(0).Chip.Stats().Lost
 		in.win.begin()
 		in.inject(ctx, f)
 		in.win.end()
+		wait(ctx, faultSettle)
+		in.lostIn[f] += in.pi.Node(0).Chip.Stats().Lost - lost
 	}
 }
 
@@ -102,6 +107,11 @@ func (in *injector) inject(ctx context.Context, f Fault) {
 		in.rd.pause <- slowReaderFor
 		wait(ctx, slowReaderFor)
 	}
+}
+
+// gaps returns the range of the quiet time between faults for a run of d.
+func gaps(d time.Duration) (lo, hi time.Duration) {
+	return min(gapMin, d/40), min(gapMax, d/10)
 }
 
 // wait waits d or until ctx ends; it reports whether d passed.

@@ -17,18 +17,23 @@ type Report struct {
 	TXRate  int
 	Elapsed time.Duration
 	Faults  [numFaults]uint64
+	LostIn  [numFaults]uint64 // RX frames the chip lost in each kind of fault's windows
 
 	// TX, socket to bus.
-	TXWritten      uint64 // frames the writer wrote into cand's socket (offered)
-	TXRefused      uint64 // writes the full socket queue refused (never offered)
-	TXSent         uint64 // cand_tx_frames_total
-	TXDropped      uint64 // cand_tx_dropped_total: bus-off, chip reset, timeout, abort
-	TXInvalid      uint64 // cand_tx_invalid_total
-	TXSocketDrops  uint64 // cand_socket_drops_total
-	TXUnsent       uint64 // cand_tx_unsent_at_exit_total
-	TXChipSent     uint64 // the chip model's own count, erratum-5 repeats aside
-	TXChipRepeats  uint64
-	TXHeard        uint64 // what the listener on the bus received
+	TXWritten     uint64 // frames the writer wrote into cand's socket (offered)
+	TXRefused     uint64 // writes the full socket queue refused (never offered)
+	TXSent        uint64 // cand_tx_frames_total
+	TXDropped     uint64 // cand_tx_dropped_total: bus-off, chip reset, timeout, abort
+	TXInvalid     uint64 // cand_tx_invalid_total
+	TXSocketDrops uint64 // cand_socket_drops_total
+	TXUnsent      uint64 // cand_tx_unsent_at_exit_total
+	TXChipSent    uint64 // the chip model's own count, erratum-5 repeats aside
+	TXChipRepeats uint64
+	TXHeard       uint64 // what the listener on the bus received
+	// TXResetSent: frames the chip sent whose TX-done flag a chip reset then wiped
+	// before cand read it; cand counted them dropped (it cannot know otherwise).
+	// At most txBuffers per chip reset.
+	TXResetSent    uint64
 	TXSeqErrors    uint64 // out of order or corrupt, at the listener
 	TXDuplicates   uint64 // counters heard twice (erratum-5 repeats are such)
 	TXUnexplained  uint64
@@ -57,15 +62,22 @@ type Report struct {
 func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reader, l *listener, in *injector) {
 	bad := func(format string, args ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, args...)) }
 	cs := pi.Node(0).Chip.Stats()
-	r.Faults = in.counts
+	r.Faults, r.LostIn = in.counts, in.lostIn
 
 	r.TXWritten, r.TXRefused = w.written.Load(), w.refused.Load()
 	r.TXSent, r.TXDropped, r.TXInvalid = m.TXFrames.Load(), m.TXDropped.Load(), m.TXInvalid.Load()
 	r.TXSocketDrops, r.TXUnsent = m.SocketDrops.Load(), m.TXUnsentAtExit.Load()
 	r.TXChipSent, r.TXChipRepeats = cs.Sent-cs.Repeats, cs.Repeats
 	r.TXHeard, r.TXSeqErrors, r.TXDuplicates = l.seq.frames, l.seq.errors, l.seq.dups
-	r.TXUnexplained = diff(r.TXWritten, r.TXSent+r.TXDropped+r.TXInvalid+r.TXSocketDrops+r.TXUnsent) +
-		diff(r.TXChipSent, r.TXSent) + diff(r.TXHeard, cs.Sent)
+	r.TXUnexplained = diff(r.TXWritten, r.TXSent+r.TXDropped+r.TXInvalid+r.TXSocketDrops+r.TXUnsent) + diff(r.TXHeard, cs.Sent)
+	switch extra := int64(r.TXChipSent) - int64(r.TXSent); {
+	case extra < 0:
+		r.TXUnexplained += uint64(-extra)
+	case uint64(extra) > min(r.TXDropped, txBuffers*r.Faults[FaultChipReset]):
+		r.TXUnexplained += uint64(extra)
+	default:
+		r.TXResetSent = uint64(extra)
+	}
 	if r.TXDuplicates > r.TXChipRepeats {
 		bad("TX: the listener heard %d counters twice, the chip repeated %d frames", r.TXDuplicates, r.TXChipRepeats)
 	}
@@ -117,6 +129,10 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	r.Problems = append(r.Problems, growthProblems(r.Start, r.End)...)
 }
 
+// txBuffers is the MCP2515's number of TX buffers (MCP2515 datasheet DS20001801J
+// §3.0): what one chip reset can leave cand unsure of.
+const txBuffers = 3
+
 func diff(a, b uint64) uint64 {
 	if a > b {
 		return a - b
@@ -134,21 +150,27 @@ func (r *Report) Print(w io.Writer) {
 		r.Elapsed.Round(time.Second), r.TXRate, r.Seed)
 	p("faults injected:")
 	for f := Fault(0); f < numFaults; f++ {
-		p("  %-15s %d", f, r.Faults[f])
+		p("  %-15s %4d   chip RX overflow losses in its windows (the fault and %v after): %d", f, r.Faults[f], faultSettle, r.LostIn[f])
 	}
 	p("TX (socket to bus):")
 	p("  offered (written)          %d   (%d more writes refused by the full socket queue, not offered)", r.TXWritten, r.TXRefused)
 	p("  delivered (cand sent)      %d   chip sent %d, listener heard %d (%d twice; chip repeats %d)", r.TXSent, r.TXChipSent, r.TXHeard, r.TXDuplicates, r.TXChipRepeats)
 	p("  lost: dropped (bus-off, chip reset, timeout) %d, invalid %d, socket drops %d, unsent at exit %d",
 		r.TXDropped, r.TXInvalid, r.TXSocketDrops, r.TXUnsent)
+	p("        of the dropped, sent before a chip reset wiped the TX-done flag: %d (at most %d per reset)", r.TXResetSent, txBuffers)
 	p("  unexplained                %d", r.TXUnexplained)
 	p("  sequence errors            %d", r.TXSeqErrors)
 	p("RX (bus to socket):")
 	p("  on the bus (load peer)     %d   (not accepted while cand was off the bus: %d)", r.TXPeerSent, int64(r.TXPeerSent)-int64(r.RXAccepted))
+	var inFaults uint64
+	for _, n := range r.LostIn {
+		inFaults += n
+	}
 	p("  offered (chip accepted)    %d", r.RXAccepted)
 	p("  delivered (read)           %d   (cand wrote %d)", r.RXRead, r.RXWritten)
 	p("  lost: chip overflow %d (cand overflow events %d), wiped by chip resets %d, held at exit %d, socket refused %d (cand_rx_socket_errors %d)",
 		r.RXOverflowLost, r.RXOverflows, r.RXWiped, r.RXHeld, r.RXRefused, r.RXSocketErrs)
+	p("        chip overflow outside fault windows: %d", int64(r.RXOverflowLost)-int64(inFaults))
 	p("  unexplained                %d", r.RXUnexplained)
 	p("  sequence errors            %d   (%d of them in a fault window: during a fault or up to %v after)", r.RXSeqErrors, r.RXSeqInFault, faultSettle)
 	for _, s := range r.SeqFirsts {

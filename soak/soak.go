@@ -101,6 +101,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	win := &window{}
 	w, rd := &writer{}, newReader(host, win)
 	in := &injector{pi: pi, rd: rd, win: win, rng: rand.New(rand.NewPCG(o.Seed, o.Seed>>32|1))}
+	in.gapMin, in.gapMax = gaps(o.Duration)
 	wDone, rDone, fDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() { defer close(wDone); w.run(tctx, host, o.TXRate) }()
 	go func() { defer close(rDone); rd.run(tctx) }()
