@@ -33,7 +33,12 @@ type Report struct {
 	// TXResetSent: frames the chip sent whose TX-done flag a chip reset then wiped
 	// before cand read it; cand counted them dropped (it cannot know otherwise).
 	// At most txBuffers per chip reset.
-	TXResetSent    uint64
+	TXResetSent uint64
+	// TXResetHeard: frames the listener heard that the chip does not count as sent:
+	// on the wire when the chip was reset, and finished by the simulated bus (on a
+	// real bus the transmitter's brown-out would destroy the frame). cand counted
+	// them dropped. At most one per chip reset.
+	TXResetHeard   uint64
 	TXSeqErrors    uint64 // out of order or corrupt, at the listener
 	TXDuplicates   uint64 // counters heard twice (erratum-5 repeats are such)
 	TXUnexplained  uint64
@@ -44,17 +49,21 @@ type Report struct {
 	RXWiped        uint64 // wiped from the RX buffers by chip resets
 	RXHeld         uint64 // still in the RX buffers at the end
 	RXRefused      uint64 // refused by cand's socket (EAGAIN), by the difference
-	RXSocketErrs   uint64 // cand_rx_socket_errors_total (error frames included)
-	RXWritten      uint64 // cand_rx_frames_total
-	RXRead         uint64 // the load peer's frames read from cand's socket (delivered)
-	RXSeqErrors    uint64 // repeated, out of order or corrupt
-	RXSeqInFault   uint64 // of those, during a fault or within faultSettle after it
-	SeqFirsts      []string
-	RXUnexplained  uint64
-	ErrorFrames    uint64 // cand_error_frames_total
-	ErrorFramesRd  uint64
-	Stray          uint64 // other records read from cand's socket
-	Problems       []string
+	// RXTorn: frames a chip reset hit while cand read them: the chip model counts
+	// them wiped, cand delivered what it read (the bytes after the reset are the
+	// chip's 0xFF). At most one per chip reset; a sequence error in its window.
+	RXTorn        uint64
+	RXSocketErrs  uint64 // cand_rx_socket_errors_total (error frames included)
+	RXWritten     uint64 // cand_rx_frames_total
+	RXRead        uint64 // the load peer's frames read from cand's socket (delivered)
+	RXSeqErrors   uint64 // repeated, out of order or corrupt
+	RXSeqInFault  uint64 // of those, during a fault or within faultSettle after it
+	SeqFirsts     []string
+	RXUnexplained uint64
+	ErrorFrames   uint64 // cand_error_frames_total
+	ErrorFramesRd uint64
+	Stray         uint64 // other records read from cand's socket
+	Problems      []string
 
 	Start, End Resources
 }
@@ -69,14 +78,12 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	r.TXSocketDrops, r.TXUnsent = m.SocketDrops.Load(), m.TXUnsentAtExit.Load()
 	r.TXChipSent, r.TXChipRepeats = cs.Sent-cs.Repeats, cs.Repeats
 	r.TXHeard, r.TXSeqErrors, r.TXDuplicates = l.seq.frames, l.seq.errors, l.seq.dups
-	r.TXUnexplained = diff(r.TXWritten, r.TXSent+r.TXDropped+r.TXInvalid+r.TXSocketDrops+r.TXUnsent) + diff(r.TXHeard, cs.Sent)
-	switch extra := int64(r.TXChipSent) - int64(r.TXSent); {
-	case extra < 0:
-		r.TXUnexplained += uint64(-extra)
-	case uint64(extra) > min(r.TXDropped, txBuffers*r.Faults[FaultChipReset]):
-		r.TXUnexplained += uint64(extra)
-	default:
-		r.TXResetSent = uint64(extra)
+	r.TXUnexplained = diff(r.TXWritten, r.TXSent+r.TXDropped+r.TXInvalid+r.TXSocketDrops+r.TXUnsent)
+	resets := r.Faults[FaultChipReset]
+	r.TXResetSent = r.bounded(int64(r.TXChipSent)-int64(r.TXSent), txBuffers*resets)
+	r.TXResetHeard = r.bounded(int64(r.TXHeard)-int64(cs.Sent), resets)
+	if r.TXResetSent+r.TXResetHeard > r.TXDropped {
+		r.TXUnexplained += r.TXResetSent + r.TXResetHeard - r.TXDropped
 	}
 	if r.TXDuplicates > r.TXChipRepeats {
 		bad("TX: the listener heard %d counters twice, the chip repeated %d frames", r.TXDuplicates, r.TXChipRepeats)
@@ -98,6 +105,8 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	candRead := int64(cs.Received) - int64(r.RXWiped) - int64(r.RXHeld)
 	refused := candRead - int64(r.RXWritten)
 	switch {
+	case refused < 0 && uint64(-refused) <= r.Faults[FaultChipReset]:
+		r.RXTorn = uint64(-refused)
 	case refused < 0:
 		r.RXUnexplained += uint64(-refused)
 	case uint64(refused) > r.RXSocketErrs:
@@ -129,6 +138,16 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	r.Problems = append(r.Problems, growthProblems(r.Start, r.End)...)
 }
 
+// bounded returns extra if it lies in [0, limit], and otherwise adds it to the
+// unexplained TX frames and returns 0.
+func (r *Report) bounded(extra int64, limit uint64) uint64 {
+	if extra >= 0 && uint64(extra) <= limit {
+		return uint64(extra)
+	}
+	r.TXUnexplained += uint64(max(extra, -extra))
+	return 0
+}
+
 // txBuffers is the MCP2515's number of TX buffers (MCP2515 datasheet DS20001801J
 // §3.0): what one chip reset can leave cand unsure of.
 const txBuffers = 3
@@ -158,6 +177,7 @@ func (r *Report) Print(w io.Writer) {
 	p("  lost: dropped (bus-off, chip reset, timeout) %d, invalid %d, socket drops %d, unsent at exit %d",
 		r.TXDropped, r.TXInvalid, r.TXSocketDrops, r.TXUnsent)
 	p("        of the dropped, sent before a chip reset wiped the TX-done flag: %d (at most %d per reset)", r.TXResetSent, txBuffers)
+	p("        of the dropped, on the wire at a chip reset and finished by the simulated bus: %d (at most 1 per reset)", r.TXResetHeard)
 	p("  unexplained                %d", r.TXUnexplained)
 	p("  sequence errors            %d", r.TXSeqErrors)
 	p("RX (bus to socket):")
@@ -171,6 +191,7 @@ func (r *Report) Print(w io.Writer) {
 	p("  lost: chip overflow %d (cand overflow events %d), wiped by chip resets %d, held at exit %d, socket refused %d (cand_rx_socket_errors %d)",
 		r.RXOverflowLost, r.RXOverflows, r.RXWiped, r.RXHeld, r.RXRefused, r.RXSocketErrs)
 	p("        chip overflow outside fault windows: %d", int64(r.RXOverflowLost)-int64(inFaults))
+	p("        counted wiped but read torn by a chip reset mid-read: %d (at most 1 per reset)", r.RXTorn)
 	p("  unexplained                %d", r.RXUnexplained)
 	p("  sequence errors            %d   (%d of them in a fault window: during a fault or up to %v after)", r.RXSeqErrors, r.RXSeqInFault, faultSettle)
 	for _, s := range r.SeqFirsts {

@@ -51,7 +51,7 @@ func (s *seqCheck) note(f can.Frame) bool {
 		s.describe("counter %d after %d", c, s.last)
 		bad = true
 	}
-	s.seen, s.last = true, max(s.last, c)
+	s.seen, s.last = true, c
 	return bad
 }
 
