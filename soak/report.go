@@ -94,6 +94,7 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	r.RXWiped, r.RXHeld = in.wiped, uint64(pi.Node(0).Chip.RXHeld())
 	r.RXWritten, r.RXSocketErrs = m.RXFrames.Load(), m.SocketWriteErrs.Load()
 	r.RXRead, r.RXSeqErrors, r.RXSeqInFault = rd.seq.frames, rd.seq.errors+rd.seq.dups, rd.inFault
+	r.RXUncertain = m.RXOrderUncertain.Load()
 	for _, s := range l.seq.firsts {
 		r.SeqFirsts = append(r.SeqFirsts, "TX: "+s)
 	}
@@ -193,7 +194,8 @@ func (r *Report) Print(w io.Writer) {
 	p("        chip overflow outside fault windows: %d", int64(r.RXOverflowLost)-int64(inFaults))
 	p("        counted wiped but read torn by a chip reset mid-read: %d (at most 1 per reset)", r.RXTorn)
 	p("  unexplained                %d", r.RXUnexplained)
-	p("  sequence errors            %d   (%d of them in a fault window: during a fault or up to %v after)", r.RXSeqErrors, r.RXSeqInFault, faultSettle)
+	p("  sequence errors            %d   (%d of them in a fault window: during a fault or up to %v after; cand_rx_order_uncertain %d)",
+		r.RXSeqErrors, r.RXSeqInFault, faultSettle, r.RXUncertain)
 	for _, s := range r.SeqFirsts {
 		p("  sequence error: %s", s)
 	}
