@@ -58,6 +58,7 @@ type Report struct {
 	RXRead        uint64 // the load peer's frames read from cand's socket (delivered)
 	RXSeqErrors   uint64 // repeated, out of order or corrupt
 	RXSeqInFault  uint64 // of those, during a fault or within faultSettle after it
+	RXUncertain   uint64 // cand_rx_order_uncertain_total: both RX buffers full, order inferred
 	SeqFirsts     []string
 	RXUnexplained uint64
 	ErrorFrames   uint64 // cand_error_frames_total
