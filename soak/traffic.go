@@ -161,6 +161,7 @@ func (r *reader) drain() error {
 			}
 		default:
 			r.stray++
+			r.seq.describe("stray %v record %v", k, f)
 		}
 	}
 }
