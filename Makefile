@@ -24,7 +24,7 @@ ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/ ./bridge/ 
 # the bus run on; those tests failed now and then, on arm more often than arm64.
 ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow
 
-.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go fuzz clean
+.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go fuzz soak clean
 
 all: build
 
@@ -40,6 +40,7 @@ help:
 	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~6 min): table, JSON, SVG in $(BUILD)/bench"
 	@echo "make bench-quick  the same with short scenarios (under a minute)"
 	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
+	@echo "make soak         cand on the virtual Pi at 100 % load with random faults for SOAK_TIME=$(SOAK_TIME), then the conservation report"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
 	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
 	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
@@ -115,6 +116,13 @@ bench-go:
 FUZZTIME ?= 30s
 fuzz:
 	FUZZTIME=$(FUZZTIME) tools/fuzz.sh
+
+# The soak (README.md, docs/BENCHMARKS.md): the daemon in-process on the virtual Pi,
+# the bus at 100 % at 1 Mbit/s, TX frames at 500/s, random faults; the conservation
+# report, memory, goroutines and fds at start and end, and PASS or FAIL.
+SOAK_TIME ?= 30m
+soak: build
+	$(BUILD)/cand soak -time $(SOAK_TIME)
 
 clean:
 	rm -rf $(BUILD)

@@ -4,6 +4,7 @@
 //	cand -config /etc/cand/cand.yaml
 //	cand -config deploy/sim.yaml -check-config
 //	cand bench -quick
+//	cand soak -time 30m
 //	cand status [-json]
 package main
 
@@ -31,6 +32,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "soak" {
+		return runSoak(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "status" {
 		return runStatus(args[1:], stdout, stderr)
