@@ -101,7 +101,7 @@ for t in "armhf armv6" "arm64 arm64" "amd64 amd64"; do
   expect "$deb file name" "${deb##*/}" "cand_${debver}_$arch.deb"
   expect "$deb Package" "$(dpkg-deb --field "$deb" Package)" cand
   expect "$deb Architecture" "$(dpkg-deb --field "$deb" Architecture)" "$arch"
-  expect "$deb Depends" "$(dpkg-deb --field "$deb" Depends)" "systemd | systemd-sysusers"
+  expect "$deb Depends" "$(dpkg-deb --field "$deb" Depends)" "systemd | systemd-sysusers, procps"
   dpkg-deb --info "$deb" >/dev/null || fail "dpkg-deb --info $deb"
 
   got=$(dpkg-deb --contents "$deb" | awk '{print $1, $2, $6}' | sort)
