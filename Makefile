@@ -22,7 +22,10 @@ ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/ ./bridge/ 
 # emulator's (the host's) system call numbers in /proc/self/task/TID/syscall, so
 # the clock takes the Go runtime's futex parks for waits on the hardware and lets
 # the bus run on; those tests failed now and then, on arm more often than arm64.
-ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow
+# Left out for the same reason: the fault, load, watchdog, status and reload tests,
+# which wait on the board's time under load; and the privilege tests, which run the
+# test binary again as a subprocess (the kernel cannot exec the emulated binary).
+ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow|TestLink|TestTXUnderFullRXLoad|TestDaemonDropsPrivileges|TestDropPrivilegesHelper|TestRuntimeCaps|TestChipResetAndUnplug|TestChipAbsentAtStart|TestINTStuckLow|TestTXFloodAtExit|TestStatus|TestMetricsUnderLoad|TestMetricsAuthRateLimit|TestWatchdog|TestReload|TestSocketFailure
 
 .PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go fuzz soak clean
 
