@@ -25,7 +25,9 @@
 //   - fault.go: fault injection (errors, missing ACKs, a stuck-dominant bus);
 //   - timer.go: the discrete-event queue;
 //   - runner.go: Run, the host thread that advances the bus in real time, and Close;
-//   - peer.go: the simulated peers (PeerSpec, Peer); payload.go: their data.
+//   - peer.go: the simulated peers (PeerSpec, Peer); payload.go: their data;
+//     peeropts.go: data lengths per ID, remote frames, stuffing payloads, the
+//     errors peer and Seq; stuffing.go: data with the fewest or most stuff bits.
 package canbus
 
 import (
