@@ -2,6 +2,7 @@ package canbus
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.einride.tech/can"
@@ -94,8 +95,9 @@ type Peer struct {
 	q      [txQueueLen]can.Frame
 	qh, qn int
 	nextID int
-	n      uint64 // payload counter
-	shape  shape  // per-ID data lengths and fixed payloads (peeropts.go)
+	n      uint64        // payload counter
+	shape  shape         // per-ID data lengths and fixed payloads (peeropts.go)
+	sent   atomic.Uint64 // st.Sent, for readers without the lock (SentNow)
 	timer  *Timer
 	start  bool
 
@@ -267,6 +269,7 @@ func (p *Peer) TxDone(at int64) {
 	p.qh = (p.qh + 1) % txQueueLen
 	p.qn--
 	p.st.Sent++
+	p.sent.Store(p.st.Sent)
 	p.record(f, at, true)
 	if p.spec.Kind == PeerLoad {
 		pct := p.spec.LoadPercent

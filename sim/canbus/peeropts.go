@@ -137,6 +137,10 @@ func (p *Peer) Sends(id uint32, extended bool) bool {
 	return ok
 }
 
+// SentNow is Stats().Sent without taking the lock: frames the peer completed so
+// far, for a reader that must not hold up the bus.
+func (p *Peer) SentNow() uint64 { return p.sent.Load() }
+
 // destroyNext makes the next frame to start at or after at hit by a bit error
 // (InjectErrors for one more frame). Lock held.
 func (b *Bus) destroyNext(at int64) {
