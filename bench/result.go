@@ -49,6 +49,8 @@ type ScenarioResult struct {
 	Burst *BurstResult `json:"burst,omitempty"`
 	// RXHistogram is the rx_end_to_end stage's classic buckets (for the SVG).
 	RXHistogram []Bucket `json:"rx_end_to_end_buckets"`
+	// Traffic: the workload's figures (traffic.go), flat in the JSON object.
+	Traffic
 }
 
 // ClockResult is sim/clock's Stats in report units.

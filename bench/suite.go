@@ -62,7 +62,13 @@ func Suite(d Durations) []Scenario {
 		s = append(s, Scenario{Name: "burst3-1M-window-" + onoff, Bitrate: 1_000_000, Period: 2 * time.Millisecond,
 			Burst: 3, DLC: 8, IntPollWindow: win, Duration: d.Other})
 	}
-	return s
+	// The 8-byte case of the DLC workloads, side by side with the kernel's way too.
+	for i := range s {
+		if s[i].Name == "load100-1M-window-on" {
+			s[i].Kernel = true
+		}
+	}
+	return append(s, Workloads(d)...)
 }
 
 func rate(br uint32) string {
