@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"cand/config"
@@ -93,6 +94,26 @@ func BoardSuite(d Durations) []Scenario {
 			IntPollWindow: c.win, Duration: d.Other, Workload: wl})
 	}
 	return s
+}
+
+// RunBoard is the benchmark of a board: the SPI engine comparison with the
+// MCP2515 answering (transfers per size and mode, none if 0), then the loopback
+// scenarios, on the board cfg names.
+func RunBoard(ctx context.Context, cfg *config.Config, scenarios []Scenario, transfers int, base *Base, progress io.Writer) (*Report, error) {
+	rep := &Report{}
+	if transfers > 0 {
+		fmt.Fprintf(progress, "bench: SPI engine with the MCP2515 answering, %v-byte READs, poll vs sleep...\n", TransferSizes)
+		x, err := BoardTransfers(cfg, TransferSizes, transfers)
+		if err != nil {
+			return rep, err
+		}
+		rep.Transfers = x
+	}
+	if err := runAll(ctx, rep, scenarios, base, progress, RunLoopback); err != nil {
+		return rep, err
+	}
+	rep.Targets = Targets(rep)
+	return rep, nil
 }
 
 // RunLoopback runs a loopback scenario (BoardSuite) the way it runs on a real

@@ -9,14 +9,17 @@ import (
 // Markdown writes rep as Markdown tables: scenarios, stage latencies, SPI engine
 // transfers and targets.
 func Markdown(w io.Writer, rep *Report) {
+	boardLine(w, rep)
 	if len(rep.Scenarios) > 0 {
-		fmt.Fprintln(w, "### Full pipeline on the virtual Pi")
+		fmt.Fprintln(w, pipelineHeading(rep))
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| scenario | bitrate | load % | INT poll window | stress | sim CPU | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
-			if s.LoadPercent == 0 {
+			if s.Workload != "" {
+				load = s.Workload // the workloads table below
+			} else if s.LoadPercent == 0 {
 				load = "isolated"
 				if s.Burst != nil {
 					load = fmt.Sprintf("bursts of %d", s.Burst.FramesPerBurst)
@@ -67,6 +70,7 @@ func Markdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	workloadTables(w, rep)
 	burstTable(w, rep)
 	if len(rep.Transfers) > 0 {
 		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs)")

@@ -8,6 +8,8 @@ import (
 
 // Report is the JSON document a run writes.
 type Report struct {
+	// Board is the board the run was made on (board.go).
+	Board     *BoardInfo       `json:"board,omitempty"`
 	Scenarios []ScenarioResult `json:"scenarios"`
 	Transfers []TransferResult `json:"transfers"`
 	// Targets are cand's goals (Targets), each met or missed in this run.
