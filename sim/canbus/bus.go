@@ -2,7 +2,7 @@
 // one classical CAN bus (ISO 11898-1) that paces frames at the bitrate with their
 // exact stuffed length, arbitrates bitwise between nodes, ACKs, signals errors so
 // nodes can keep their error counters, and injects faults. Peers (periodic, answer,
-// load) are nodes built from a PeerSpec.
+// load, errors) are nodes built from a PeerSpec.
 //
 // One world lock: the bus's mutex protects the bus and every attached node's state.
 // Node callbacks and timers run with it held. The bus advances lazily (AdvanceTo,

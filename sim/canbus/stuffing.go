@@ -23,22 +23,18 @@ func StuffedData(f can.Frame, most bool) can.Data {
 	var r rawBits
 	r.build(g)
 	header := r.n - 15 - 8*n // SOF..DLC
-	last, run := stuffState(r.b[:header])
+	run := newStuffRun()
+	for _, b := range r.b[:header] {
+		run.push(b)
+	}
 	var d can.Data
 	for i := 0; i < 8*n; i++ {
-		bit := last
+		bit := run.last
 		if !most {
-			bit = 1 - last
+			bit = 1 - run.last
 		}
 		d[i/8] |= bit << (7 - uint(i%8))
-		if bit == last {
-			run++
-		} else {
-			last, run = bit, 1
-		}
-		if run == 5 {
-			last, run = 1-last, 1
-		}
+		run.push(bit)
 	}
 	best, bestLen := d, -1
 	for v := 0; v < 256; v++ {
@@ -52,19 +48,26 @@ func StuffedData(f can.Frame, most bool) can.Data {
 	return best
 }
 
-// stuffState is the stuffing run at the end of bits (unstuffed, one bit per byte):
-// the run's value and length, a stuff bit counting as the first bit of a run.
-func stuffState(bits []byte) (last byte, run int) {
-	last = 2
-	for _, b := range bits {
-		if b == last {
-			run++
-		} else {
-			last, run = b, 1
-		}
-		if run == 5 {
-			last, run = 1-last, 1
-		}
+// stuffRun follows bit stuffing over unstuffed bits (one bit per byte): the
+// value of the run in progress and its length, a stuff bit counting as the first
+// bit of the next run.
+type stuffRun struct {
+	last byte // 2 before the first bit
+	n    int
+}
+
+func newStuffRun() stuffRun { return stuffRun{last: 2} }
+
+// push adds bit b and reports whether a stuff bit follows it.
+func (r *stuffRun) push(b byte) bool {
+	if b == r.last {
+		r.n++
+	} else {
+		r.last, r.n = b, 1
 	}
-	return last, run
+	if r.n == 5 {
+		r.last, r.n = 1-r.last, 1
+		return true
+	}
+	return false
 }

@@ -15,16 +15,10 @@ func stuffBitsInData(f can.Frame) int {
 	end := r.n - 15
 	header := end - 8*int(f.Length)
 	count := func(n int) int {
-		s, run, last := 0, 0, byte(2)
+		s, run := 0, newStuffRun()
 		for _, b := range r.b[:n] {
-			if b == last {
-				run++
-			} else {
-				last, run = b, 1
-			}
-			if run == 5 {
+			if run.push(b) {
 				s++
-				last, run = 1-last, 1
 			}
 		}
 		return s
