@@ -37,7 +37,7 @@ func TestWorkloadConfigs(t *testing.T) {
 	if p := byKind["stuff-max"].Controllers[0].Sim.Peers[0]; p.Payload != config.PayloadStuffMax || len(p.IDs) != 256 {
 		t.Errorf("stuff-max peer %+v", p)
 	}
-	if p := byKind["dlc0"].Controllers[0].Sim.Peers[0]; *p.DLC != 0 || len(p.IDs) != 512 {
+	if p := byKind["dlc0"].Controllers[0].Sim.Peers[0]; *p.DLC != 0 || len(p.IDs) != 1024 {
 		t.Errorf("dlc0 peer %+v", p)
 	}
 }

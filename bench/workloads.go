@@ -15,7 +15,9 @@ import (
 // driver's way (Scenario.Kernel):
 //   - dlc0, dlc1, dlc4: the bus at 100 % with 0-, 1- and 4-byte frames (the 8-byte
 //     case is load100-1M-window-on); DLC 0 frames carry no data, so the load peer
-//     sends 512 IDs in turn and the ID tells the counter;
+//     sends 1024 IDs in turn and the ID tells the counter; a 1-byte counter is
+//     short, so the DLC 1 peer sends 251 IDs in turn, which with the data tell the
+//     counter modulo 64256 (canbus.Peer.Seq);
 //   - ext29: 29-bit IDs at 100 %;
 //   - stuff-min, stuff-max: 8-byte frames whose data has the fewest and the most
 //     stuff bits (canbus.StuffedData), 256 IDs in turn chosen for the fewest and
@@ -51,8 +53,8 @@ func Workloads(d Durations) []Scenario {
 	share := load("load", []uint32{0x123}, 8)
 	share.LoadPercent = 80
 	wls := []*Workload{
-		one("dlc0", load("load", idRange(0x100, 512), 0)),
-		one("dlc1", load("load", []uint32{0x123}, 1)),
+		one("dlc0", load("load", idRange(0x200, 1024), 0)),
+		one("dlc1", load("load", idRange(0x100, 251), 1)),
 		one("dlc4", load("load", []uint32{0x123}, 4)),
 		one("ext29", ext),
 		one("stuff-min", stuff(false)),

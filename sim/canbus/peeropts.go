@@ -107,9 +107,12 @@ func (p *Peer) frame(i int, n uint64) can.Frame {
 // (the peer's frames count from 0 over all its IDs, in the order it sends them)
 // modulo mod, or the whole counter when mod is 0. The data carries it (the
 // counter payload with dlc ≥ 1: the whole counter at dlc 8, its low 8·dlc bits at
-// dlc 1..3, its low 32 bits at dlc 4..7); otherwise, when the peer sends two or
-// more distinct IDs in turn, the ID's place in IDs gives it modulo len(IDs). ok is
-// false for a frame that is not one the peer sends, or that carries neither.
+// dlc 1..3, its low 32 bits at dlc 4..7); when the peer sends two or more distinct
+// IDs in turn, the ID's place in IDs gives it modulo len(IDs), alone for frames
+// without a counter in the data, or combined with a data counter whose modulus is
+// coprime with len(IDs) (the Chinese remainder theorem: 1-byte counters and 251
+// IDs make n modulo 64256). ok is false for a frame that is not one the peer
+// sends, or that carries neither.
 func (p *Peer) Seq(f can.Frame) (n, mod uint64, ok bool) {
 	i, mine := p.shape.index[key{f.ID, f.IsExtended}]
 	if !mine || f.IsRemote != p.spec.Remote || f.Length != p.shape.dlc[i] {
@@ -120,6 +123,9 @@ func (p *Peer) Seq(f can.Frame) (n, mod uint64, ok bool) {
 		if !ok {
 			return 0, 0, false
 		}
+		if l := uint64(len(p.spec.IDs)); m != 0 && p.shape.seqID && gcd(m, l) == 1 {
+			return crt(c, m, uint64(i), l), m * l, true
+		}
 		return c, m, true
 	}
 	if p.shape.fixed != nil && f.Data != p.shape.fixed[i] {
@@ -129,6 +135,28 @@ func (p *Peer) Seq(f can.Frame) (n, mod uint64, ok bool) {
 		return uint64(i), uint64(len(p.spec.IDs)), true
 	}
 	return 0, 0, false
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// crt is the x < m1·m2 with x ≡ a (mod m1) and x ≡ b (mod m2), m1 and m2
+// coprime: x = a + m1·k with k = (b − a)·m1⁻¹ (mod m2).
+func crt(a, m1, b, m2 uint64) uint64 {
+	// m1⁻¹ mod m2 by the extended Euclidean algorithm.
+	t, nt, r, nr := int64(0), int64(1), int64(m2), int64(m1%m2)
+	for nr != 0 {
+		q := r / nr
+		t, nt = nt, t-q*nt
+		r, nr = nr, r-q*nr
+	}
+	inv := uint64((t%int64(m2) + int64(m2)) % int64(m2))
+	k := ((b%m2 + m2 - a%m2) % m2) * inv % m2
+	return a + m1*k
 }
 
 // Sends reports whether the peer sends frames with this ID and format.

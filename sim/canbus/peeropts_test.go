@@ -64,6 +64,23 @@ func TestPeerFrameShapes(t *testing.T) {
 	}
 }
 
+// A 1-byte counter over 251 IDs: the data gives the counter modulo 256, the ID
+// modulo 251, together modulo 64256.
+func TestSeqCombinesDataAndID(t *testing.T) {
+	ids := make([]uint32, 251)
+	for i := range ids {
+		ids[i] = uint32(0x100 + i)
+	}
+	p := newPeer(t, New(500_000), PeerSpec{Kind: PeerLoad, Name: "p", IDs: ids, DLC: u8(1), LoadPercent: 50})
+	for _, n := range []uint64{0, 1, 255, 256, 250, 251, 64255, 64256, 100000} {
+		f := p.frame(int(n%251), n)
+		c, mod, ok := p.Seq(f)
+		if !ok || mod != 64256 || c != n%64256 {
+			t.Errorf("Seq(frame %d) = %d mod %d %v, want %d mod 64256", n, c, mod, ok, n%64256)
+		}
+	}
+}
+
 // Stuffing payloads repeat the same data per ID; with several IDs the ID's place
 // is the counter.
 func TestPeerStuffingPayload(t *testing.T) {
