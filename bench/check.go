@@ -22,6 +22,11 @@ type CheckTolerance struct {
 // DefaultTolerance: a p50 may grow by half plus 5 µs.
 var DefaultTolerance = CheckTolerance{Percent: 50, AbsUs: 5}
 
+// CheckMinSamples is the fewest samples a stage needs, in the baseline and in the
+// run, for its p50 to be compared: the SPI kinds used only while the controller
+// starts (RESET, WRITE, READ) have a handful, whose p50 is one host hiccup.
+const CheckMinSamples = 100
+
 // Regression is one way a scenario got worse than its baseline.
 type Regression struct {
 	Scenario string
@@ -53,7 +58,8 @@ func num(v float64) string {
 //   - more frames lost, or more TX frames unsent, than the baseline (exact);
 //   - more SPI bytes per RX or per TX frame than the baseline (exact, at the
 //     two decimals the tables print);
-//   - a stage whose p50 grew beyond the baseline's by more than tol.
+//   - a stage whose p50 grew beyond the baseline's by more than tol (stages with
+//     at least CheckMinSamples samples on both sides).
 //
 // Frames lost are not judged for scenarios that measure the host rather than cand
 // (Stress, SharedCPU): a note says so. Scenarios in only one of the two are notes.
@@ -113,12 +119,12 @@ func checkScenario(b, s *ScenarioResult, tol CheckTolerance, notes *[]string) []
 	sort.Strings(names)
 	for _, n := range names {
 		bs := b.Stages[n]
-		if bs.Count == 0 {
+		if bs.Count < CheckMinSamples {
 			continue
 		}
 		st, ok := s.Stages[n]
-		if !ok || st.Count == 0 {
-			*notes = append(*notes, fmt.Sprintf("%s: stage %s has no samples in this run", s.Name, n))
+		if !ok || st.Count < CheckMinSamples {
+			*notes = append(*notes, fmt.Sprintf("%s: stage %s has fewer than %d samples in this run", s.Name, n, CheckMinSamples))
 			continue
 		}
 		if st.P50 > bs.P50*(1+tol.Percent/100)+tol.AbsUs {
@@ -147,7 +153,7 @@ func ReadReport(path string) (*Report, error) {
 // WriteCheck writes Check's outcome: every regression, then the notes.
 func WriteCheck(w io.Writer, baselinePath string, worse []Regression, notes []string, tol CheckTolerance) {
 	fmt.Fprintf(w, "### Against the baseline %s\n\n", baselinePath)
-	fmt.Fprintf(w, "Worse means: a scenario failed, lost more frames (or left more TX frames unsent), or needed more SPI bytes per frame than in the baseline (exact), or a stage's p50 grew by more than %g %% + %g µs.\n\n", tol.Percent, tol.AbsUs)
+	fmt.Fprintf(w, "Worse means: a scenario failed, lost more frames (or left more TX frames unsent), or needed more SPI bytes per frame than in the baseline (exact), or a stage's p50 grew by more than %g %% + %g µs (stages with %d samples or more).\n\n", tol.Percent, tol.AbsUs, CheckMinSamples)
 	if len(worse) == 0 {
 		fmt.Fprintln(w, "No scenario got worse.")
 	} else {

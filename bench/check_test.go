@@ -10,7 +10,8 @@ import (
 
 func checkScenarioFixture(name string) ScenarioResult {
 	return ScenarioResult{Name: name, FramesOffered: 1000, FramesReceived: 998, FramesLost: 2, SPIBytesPerRXFrame: 16, Traffic: Traffic{SPIBytesPerTXFrame: 17.004},
-		Stages: map[string]Stage{"rx_end_to_end": {P50: 20, Count: 1000}, "int_handled": {P50: 10, Count: 1000}, "tx_socket_to_rts": {Count: 0}}}
+		Stages: map[string]Stage{"rx_end_to_end": {P50: 20, Count: 1000}, "int_handled": {P50: 10, Count: 1000}, "tx_socket_to_rts": {Count: 0},
+			"spi_reset_poll": {P50: 4, Count: 1}}}
 }
 
 // Each rule of Check on synthetic results: losses and bytes exact, p50s within
@@ -25,15 +26,17 @@ func TestCheck(t *testing.T) {
 		checkScenarioFixture("better")}}
 	r := run.Scenarios
 	r[0].SPIBytesPerTXFrame = 17.0049                       // prints as 17.00: the same
-	r[0].Stages["rx_end_to_end"] = Stage{P50: 35, Count: 5} // 20 × 1.5 + 5: at the limit
+	r[0].Stages["rx_end_to_end"] = Stage{P50: 35, Count: 500} // 20 × 1.5 + 5: at the limit
+	r[0].Stages["spi_reset_poll"] = Stage{P50: 400, Count: 1} // too few samples to judge
 	r[1].FramesLost, r[1].TXUnsent = 3, 1
 	r[2].SPIBytesPerRXFrame = 16.01
-	r[3].Stages["int_handled"] = Stage{P50: 20.1, Count: 9}
+	r[3].Stages["int_handled"] = Stage{P50: 20.1, Count: 900}
 	delete(r[3].Stages, "rx_end_to_end")
 	r[4].Error = "daemon exited"
 	r[5].Stress, r[5].FramesLost = true, 500
 	r[7].FramesLost, r[7].SPIBytesPerRXFrame = 0, 14
-	r[7].Stages["rx_end_to_end"] = Stage{P50: 5, Count: 1}
+	r[7].Stages["rx_end_to_end"] = Stage{P50: 5, Count: 100}
+	r[7].Stages["int_handled"] = Stage{P50: 50, Count: 99} // too few samples now
 
 	worse, notes := Check(base, run, DefaultTolerance)
 	var got []string
@@ -51,9 +54,10 @@ func TestCheck(t *testing.T) {
 		t.Errorf("regressions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	wantNotes := []string{
-		"slow: stage rx_end_to_end has no samples in this run",
+		"slow: stage rx_end_to_end has fewer than 100 samples in this run",
 		"stress: frames lost not judged (it measures the build machine: stress or host time)",
 		"new: not in the baseline",
+		"better: stage int_handled has fewer than 100 samples in this run",
 		"gone: in the baseline, not in this run",
 	}
 	if !reflect.DeepEqual(notes, wantNotes) {
