@@ -25,7 +25,7 @@ func TestCheck(t *testing.T) {
 		checkScenarioFixture("slow"), checkScenarioFixture("failed"), checkScenarioFixture("stress"), checkScenarioFixture("new"),
 		checkScenarioFixture("better")}}
 	r := run.Scenarios
-	r[0].SPIBytesPerTXFrame = 17.0049                       // prints as 17.00: the same
+	r[0].SPIBytesPerTXFrame = 17.0049                         // prints as 17.00: the same
 	r[0].Stages["rx_end_to_end"] = Stage{P50: 35, Count: 500} // 20 × 1.5 + 5: at the limit
 	r[0].Stages["spi_reset_poll"] = Stage{P50: 400, Count: 1} // too few samples to judge
 	r[1].FramesLost, r[1].TXUnsent = 3, 1
