@@ -27,7 +27,7 @@ ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/ ./bridge/ 
 # test binary again as a subprocess (the kernel cannot exec the emulated binary).
 ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow|TestLink|TestTXUnderFullRXLoad|TestDaemonDropsPrivileges|TestDropPrivilegesHelper|TestRuntimeCaps|TestChipResetAndUnplug|TestChipAbsentAtStart|TestINTStuckLow|TestTXFloodAtExit|TestStatus|TestMetricsUnderLoad|TestMetricsAuthRateLimit|TestWatchdog|TestReload|TestSocketFailure
 
-.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-go fuzz soak clean
+.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-check bench-go fuzz soak clean
 
 all: build
 
@@ -40,8 +40,9 @@ help:
 	@echo "make check        fmt and vet"
 	@echo "make fmt          fail if gofmt would change a tracked Go file"
 	@echo "make vet          go vet ./..."
-	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~6 min): table, JSON, SVG in $(BUILD)/bench"
-	@echo "make bench-quick  the same with short scenarios (under a minute)"
+	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~15 min): table, JSON, SVG in $(BUILD)/bench"
+	@echo "make bench-quick  the same with short scenarios (a few minutes)"
+	@echo "make bench-check  bench-quick compared with bench/baseline.json: fails naming every scenario that got worse"
 	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
 	@echo "make soak         cand on the virtual Pi at 100 % load with random faults for SOAK_TIME=$(SOAK_TIME), then the conservation report"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
@@ -101,16 +102,24 @@ run: build
 
 # The benchmark (docs/BENCHMARKS.md): the whole pipeline on the virtual Pi at 100 %
 # bus load (125k/500k/1M, INT poll window on/off, 1M with stress-ng on the other
-# core, 1M on host time), isolated frames and bursts of 3, and the SPI engine
+# core, 1M on host time), isolated frames and bursts of 3, the workloads of a real
+# bus (DLC 0/1/4, 29-bit IDs, stuffing, a vehicle mix, errors, TX, two controllers,
+# loopback) each also driven the kernel mcp251x driver's way, and the SPI engine
 # polling vs sleeping. Prints
 # the Markdown table; writes $(BUILD)/bench/bench.json and rx_end_to_end.svg.
-# bench: 60 s for the main 1 Mbit/s scenarios, 20 s for the others (~5 minutes);
-# bench-quick: under a minute. bench-go: the Go benchmarks of the hot paths.
+# bench: 60 s for the main 1 Mbit/s scenarios, 20 s for the others (~15 minutes);
+# bench-quick: a few minutes. bench-go: the Go benchmarks of the hot paths.
 bench: build
 	$(BUILD)/cand bench -config deploy/sim.yaml -out $(BUILD)/bench
 
 bench-quick: build
 	$(BUILD)/cand bench -quick -config deploy/sim.yaml -out $(BUILD)/bench
+
+# bench-check: more frames lost or more SPI bytes per frame than the committed
+# baseline (exact), or a stage's p50 up by more than 50 % + 5 µs, fails.
+# Refresh the baseline with: make bench-quick && cp $(BUILD)/bench/bench.json bench/baseline.json
+bench-check: build
+	$(BUILD)/cand bench -quick -config deploy/sim.yaml -out $(BUILD)/bench -check bench/baseline.json
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./hw/... ./metrics/ ./sim/... ./socketcan/ ./internal/mono/

@@ -9,14 +9,17 @@ import (
 // Markdown writes rep as Markdown tables: scenarios, stage latencies, SPI engine
 // transfers and targets.
 func Markdown(w io.Writer, rep *Report) {
+	boardLine(w, rep)
 	if len(rep.Scenarios) > 0 {
-		tableHead(w, "Full pipeline on the virtual Pi",
+		tableHead(w, pipelineHeading(rep),
 			"Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.",
 			"| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |",
 			"|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
-			if s.LoadPercent == 0 {
+			if s.Workload != "" {
+				load = s.Workload // the workloads table below
+			} else if s.LoadPercent == 0 {
 				load = "isolated"
 				if s.Burst != nil {
 					load = fmt.Sprintf("bursts of %d", s.Burst.FramesPerBurst)
@@ -58,6 +61,7 @@ func Markdown(w io.Writer, rep *Report) {
 		}
 		fmt.Fprintln(w)
 	}
+	workloadTables(w, rep)
 	burstTable(w, rep)
 	if len(rep.Transfers) > 0 {
 		fmt.Fprintln(w, "### SPI engine: polling-first vs sleeping for every transfer (CS-down → CS-up, µs, host clock: the engine alone on an unbound register model)")

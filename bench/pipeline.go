@@ -2,11 +2,7 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"runtime"
 	"time"
 
@@ -14,20 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
-	"cand/daemon"
 	"cand/hw/bcm2835"
 	"cand/mcp2515"
 	"cand/metrics"
 	"cand/sim"
-	"cand/sim/canbus"
 	"cand/sim/clock"
 	"cand/sim/soc"
-	"cand/socketcan"
 )
 
-// Scenario is one full-pipeline run: one controller on the virtual Pi, one peer
-// that sends 8-byte (DLC) frames with a counter, the daemon's socket read by the
-// benchmark.
+// Scenario is one full-pipeline run on the virtual Pi, the daemon's sockets read
+// (and, with a TX stream, written) by the benchmark: a workload (workload.go), or
+// the classic one controller with one peer that sends 8-byte (DLC) frames with a
+// counter.
 type Scenario struct {
 	Name    string
 	Bitrate uint32
@@ -55,6 +49,11 @@ type Scenario struct {
 	// base's, pi3 by default).
 	Board    config.SimBoard
 	Duration time.Duration
+	// Workload, when set, replaces the classic peer of LoadPercent, Period, Burst
+	// and DLC.
+	Workload *Workload
+	// Kernel also runs the workload the kernel driver's way (kernel.go).
+	Kernel bool
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -62,6 +61,10 @@ type Base struct {
 	Hardware config.Hardware
 	Realtime config.Realtime
 	SPI      config.SPI
+	// IntGPIO and OscillatorHz, when set, are the first controller's INT pin and
+	// crystal (a real board's wiring, BoardBaseOf); 0 keeps the scenario's.
+	IntGPIO      int
+	OscillatorHz uint32
 }
 
 // BaseOf takes the hardware (forced to the sim backend), realtime and first
@@ -76,39 +79,17 @@ func BaseOf(cfg *config.Config) Base {
 }
 
 func (sc Scenario) yaml() string {
-	var peer string
-	switch {
-	case sc.LoadPercent > 0:
-		peer = fmt.Sprintf("{kind: load, name: load, ids: [0x123], dlc: %d, load_percent: %g}", sc.DLC, sc.LoadPercent)
-	case sc.Burst > 1:
-		for i := range sc.Burst {
-			if i > 0 {
-				peer += "\n        - "
-			}
-			peer += fmt.Sprintf("{kind: periodic, name: burst%d, ids: [%#x], dlc: %d, period: %s}", i, 0x123+i, sc.DLC, sc.Period)
-		}
-	default:
-		peer = fmt.Sprintf("{kind: periodic, name: periodic, ids: [0x123], dlc: %d, period: %s}", sc.DLC, sc.Period)
-	}
-	return fmt.Sprintf(`hardware: {backend: sim}
+	return `hardware: {backend: sim}
 realtime: {priority: 0, mlockall: false}
 metrics: {listen: ""}
 status: {socket: ""}
-controllers:
-  - name: bench0
-    bitrate: %d
-    int_poll_window: %s
-    interface: {name: vcan0}
-    sim:
-      peers:
-        - %s
-`, sc.Bitrate, sc.IntPollWindow, peer)
+` + sc.controllersYAML()
 }
 
 // config builds the scenario's configuration on top of base (nil: defaults).
 func (sc Scenario) config(base *Base) (*config.Config, error) {
-	if sc.DLC < 8 {
-		return nil, fmt.Errorf("bench: scenario %s: dlc %d: frames need 8 data bytes to carry the counter loss is measured with", sc.Name, sc.DLC)
+	if sc.DLC < 8 && sc.Workload == nil {
+		return nil, fmt.Errorf("bench: scenario %s: dlc %d: frames need 8 data bytes to carry the counter loss is measured with (other lengths: a Workload)", sc.Name, sc.DLC)
 	}
 	cfg, err := config.Parse(sc.Name+".yaml", []byte(sc.yaml()))
 	if err != nil {
@@ -119,6 +100,7 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 		cfg.Realtime = base.Realtime
 		cfg.Controllers[0].SPI = base.SPI
 	}
+	applyBaseToAll(cfg, base)
 	if sc.Rule != "" {
 		cfg.Hardware.SimCPU = sc.Rule
 	}
@@ -137,13 +119,16 @@ func (sc Scenario) config(base *Base) (*config.Config, error) {
 func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, error) {
 	res := ScenarioResult{Name: sc.Name, Bitrate: sc.Bitrate, LoadPercent: sc.LoadPercent, DLC: sc.DLC,
 		IntPollWindowUs: us(sc.IntPollWindow), Stress: sc.Stress, SharedCPU: sc.SharedCPU}
+	res.Workload = sc.workload().Kind
 	if sc.Burst > 1 && sc.LoadPercent > 0 {
 		return res, fmt.Errorf("bench: scenario %s: burst %d with load_percent %g: bursts come from periodic peers; set load_percent 0", sc.Name, sc.Burst, sc.LoadPercent)
 	}
-	perPeriod := uint64(max(sc.Burst, 1))
 	cfg, err := sc.config(base)
 	if err != nil {
 		return res, err
+	}
+	if cfg.Hardware.Backend == config.BackendBCM2835 {
+		return runOnBoard(ctx, sc, cfg, res)
 	}
 	pi, err := sim.New(cfg)
 	if err != nil {
@@ -164,87 +149,43 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 		}
 		defer stop()
 	}
-
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	spy, err := attachTIDSpy(pi, cfg)
 	if err != nil {
-		return res, fmt.Errorf("bench: socketpair: %w", err)
+		return res, err
 	}
-	host := fds[0]
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-	// A deep queue, as the daemon asks of a real CAN socket with SO_RCVBUFFORCE.
-	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
-	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	h, err := startDaemon(ctx, sc.Name, cfg, pi)
 	if err != nil {
-		return res, fmt.Errorf("bench: metrics listener: %w", err)
+		return res, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	ready := make(chan *daemon.Daemon, 1)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	go func() {
-		done <- daemon.Run(rctx, cfg, daemon.Options{Version: "bench", Log: log, Sockets: []int{fds[1]}, Sim: pi,
-			MetricsListener: ln, Ready: func(d *daemon.Daemon) { ready <- d }})
-	}()
-	stopDaemon := func() error {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				return fmt.Errorf("bench: %s: daemon: %w", sc.Name, err)
-			}
-			return nil
-		case <-time.After(10 * time.Second):
-			return fmt.Errorf("bench: %s: the daemon did not stop within 10s", sc.Name)
-		}
-	}
-	var d *daemon.Daemon
-	select {
-	case d = <-ready:
-	case err := <-done:
-		cancel()
-		return res, fmt.Errorf("bench: %s: daemon exited before it was ready: %v", sc.Name, err)
-	case <-time.After(20 * time.Second):
-		stopDaemon()
-		return res, fmt.Errorf("bench: %s: daemon not ready after 20s", sc.Name)
-	}
+	defer h.close()
 
-	m := d.Owner.Ports[0].M
-	peer := pi.Node(0).Peers[0]
+	m := h.d.Owner.Ports[0].M
+	wl := sc.workload()
 	w := window{m: m}
-	w.begin(peer.Stats().Sent)
-	received, err := readWindow(ctx, host, peer, perPeriod, &w, sc.Duration)
+	pw := h.portsWindow()
+	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
+	var busy busyWatch
+	busy.tid, busy.err = spy.wait(2 * time.Second)
+	chip := pi.Node(0).Chip
+	arb0 := chip.Stats().ArbLost
+	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin() }, func() { w.stop(); busy.end() })
 	w.end()
+	deltas := pw.deltas()
+	res.TXArbLost = chip.Stats().ArbLost - arb0
 	// Stop the daemon first: the histograms are read once nothing writes them.
-	if serr := stopDaemon(); err == nil {
+	if serr := h.stop(); err == nil {
 		err = serr
 	}
 	// On an error the figures measured so far are still reported with it.
-	res.DurationS = w.elapsed.Seconds()
-	res.FramesOffered = perPeriod * (w.sentEnd - w.sent0)
-	res.FramesReceived = received
-	if res.FramesOffered > received {
-		res.FramesLost = res.FramesOffered - received
-	}
-	res.RXOverflows = m.RXOverflows.Load() - w.overflows0
-	if rx := float64(m.RXFrames.Load() - w.rx0); rx > 0 {
-		res.SPITransfersPerRXFrame = float64(m.RXSPITransfers.Load()-w.spiT0) / rx
-		res.SPIBytesPerRXFrame = float64(m.RXSPIBytes.Load()-w.spiB0) / rx
-		res.WireUsPerRXFrame = res.SPIBytesPerRXFrame * float64(byteNs) / 1e3
-	}
-	if received > 0 {
-		res.AllocsPerFrame = float64(w.mallocs) / float64(received)
-		res.CPUUsPerFrame = float64(w.cpu.Microseconds()) / float64(received)
-	}
-	res.PolledInterrupts = m.PolledInts.Load()
-	res.Clock = clockOf(pi)
-	res.Stages = stages(m)
+	res.fillWindow(&w, r, deltas, h, cfg, byteNs)
 	res.Stages["board_int_low"] = boardStage(pi.INTLow(0).Snapshot())
-	res.RXHistogram = rxBuckets(d.Metrics)
+	res.ownerBusy(&busy)
+	res.Clock = clockOf(pi)
 	if sc.Burst > 1 {
 		res.Burst = burstOf(sc, m, &w)
+	}
+	if sc.Kernel && ctx.Err() == nil {
+		res.Kernel = runKernel(ctx, sc, cfg)
 	}
 	return res, err
 }
@@ -255,27 +196,22 @@ type window struct {
 	start                         time.Time
 	ms                            runtime.MemStats
 	ru                            unix.Rusage
-	sent0, sentEnd                uint64
 	rx0, spiT0, spiB0, overflows0 uint64
 	ints0, polled0                uint64
 	mallocs                       uint64
 	cpu, elapsed                  time.Duration
 }
 
-func (w *window) begin(sent uint64) {
+func (w *window) begin() {
 	runtime.ReadMemStats(&w.ms)
 	unix.Getrusage(unix.RUSAGE_SELF, &w.ru)
-	w.sent0 = sent
 	w.rx0, w.spiT0, w.spiB0, w.overflows0 = w.m.RXFrames.Load(), w.m.RXSPITransfers.Load(), w.m.RXSPIBytes.Load(), w.m.RXOverflows.Load()
 	w.ints0, w.polled0 = w.m.Interrupts.Load(), w.m.PolledInts.Load()
 	w.start = time.Now()
 }
 
-// stop records the end of the offered frames (sentEnd) and the elapsed time.
-func (w *window) stop(sent uint64) {
-	w.elapsed = time.Since(w.start)
-	w.sentEnd = sent
-}
+// stop records the elapsed time (the end of the offered frames).
+func (w *window) stop() { w.elapsed = time.Since(w.start) }
 
 // end records the allocation and CPU deltas (after the drain).
 func (w *window) end() {
@@ -295,82 +231,8 @@ func cpuTime(ru *unix.Rusage) time.Duration {
 // still on their way (in the chip, the owner thread, the socket).
 const drainTimeout = 500 * time.Millisecond
 
-// readWindow reads frames from fd for dur, then stops counting offered frames and
-// drains the frames sent before that. It counts the frames whose counter lies in
-// [sent0, sentEnd): each is a frame the peer completed on the bus in the window.
-// perPeriod peers send in lockstep with peer (bursts), so up to perPeriod frames
-// carry each counter. It allocates nothing per frame.
-func readWindow(ctx context.Context, fd int, peer *canbus.Peer, perPeriod uint64, w *window, dur time.Duration) (uint64, error) {
-	var b [socketcan.FrameSize]byte
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := w.start.Add(dur)
-	var received, stray uint64
-	stopped := false
-	var drainUntil time.Time
-	for {
-		now := time.Now()
-		if !stopped && !now.Before(deadline) {
-			w.stop(peer.Stats().Sent)
-			stopped = true
-			drainUntil = now.Add(drainTimeout)
-		}
-		if stopped && (received >= perPeriod*(w.sentEnd-w.sent0) || !now.Before(drainUntil)) {
-			return received, nil
-		}
-		if ctx.Err() != nil {
-			return received, ctx.Err()
-		}
-		unix.Poll(pfd, 20)
-		for {
-			n, err := unix.Read(fd, b[:])
-			if err == unix.EAGAIN || err == unix.EINTR {
-				break
-			}
-			if err != nil {
-				return received, fmt.Errorf("bench: reading the daemon's socket: %w", err)
-			}
-			if n != socketcan.FrameSize {
-				return received, fmt.Errorf("bench: %d-byte record from the daemon's socket, want %d", n, socketcan.FrameSize)
-			}
-			f, k := socketcan.Decode(&b)
-			c, ok := canbus.Counter(f)
-			if k != socketcan.FrameData || !ok {
-				stray++
-				continue
-			}
-			if c >= w.sent0 && (!stopped || c < w.sentEnd) {
-				received++
-			}
-		}
-	}
-}
-
 // StageNames lists the stages in table order.
 var StageNames = []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done", "both_rx_full"}
-
-// clockOf is what the virtual Pi's clock did over the run, in report units.
-func clockOf(pi *sim.Pi) ClockResult {
-	cs := pi.Clock().Stats()
-	b := pi.Board()
-	arm, core := pi.Clocks()
-	r := ClockResult{Rule: string(pi.Rule()), Board: string(b.Name), Model: b.Model, CPU: b.CPU, Cores: b.Cores,
-		CPUFactor: pi.Factor(), ARMMHz: float64(arm) / 1e6, CoreMHz: float64(core) / 1e6,
-		HostKernelNs: b.Host.KernelNs, HostHandOffNs: b.Host.HandOffNs,
-		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
-		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs)},
-		Parks:     cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
-		AheadMs: ms(pi.Clock().Ahead())}
-	if b.Host.KernelNs > 0 {
-		r.BoardKernelNs = b.KernelNs(arm)
-	}
-	for c := clock.Category(0); c < clock.NumCategories; c++ {
-		r.RemovedMs[c.String()] = ms(cs.Removed[c].Ns)
-		r.Removals[c.String()] = cs.Removed[c].Count
-	}
-	return r
-}
-
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 func stages(m *metrics.Controller) map[string]Stage {
 	out := map[string]Stage{}
@@ -439,3 +301,27 @@ func spiByteNs(core uint32, c config.SPI) (int64, error) {
 	}
 	return d.ByteNs(), nil
 }
+
+// clockOf is what the virtual Pi's clock did over the run, in report units.
+func clockOf(pi *sim.Pi) ClockResult {
+	cs := pi.Clock().Stats()
+	b := pi.Board()
+	arm, core := pi.Clocks()
+	r := ClockResult{Rule: string(pi.Rule()), Board: string(b.Name), Model: b.Model, CPU: b.CPU, Cores: b.Cores,
+		CPUFactor: pi.Factor(), ARMMHz: float64(arm) / 1e6, CoreMHz: float64(core) / 1e6,
+		HostKernelNs: b.Host.KernelNs, HostHandOffNs: b.Host.HandOffNs,
+		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
+		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs)},
+		Parks:     cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
+		AheadMs: ms(pi.Clock().Ahead())}
+	if b.Host.KernelNs > 0 {
+		r.BoardKernelNs = b.KernelNs(arm)
+	}
+	for c := clock.Category(0); c < clock.NumCategories; c++ {
+		r.RemovedMs[c.String()] = ms(cs.Removed[c].Ns)
+		r.Removals[c.String()] = cs.Removed[c].Count
+	}
+	return r
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }

@@ -9,6 +9,8 @@ import (
 
 // Report is the JSON document a run writes.
 type Report struct {
+	// Board is the board the run was made on (board.go).
+	Board     *BoardInfo       `json:"board,omitempty"`
 	Scenarios []ScenarioResult `json:"scenarios"`
 	Transfers []TransferResult `json:"transfers"`
 	// Targets are cand's goals (Targets), each met or missed in this run.
@@ -57,6 +59,8 @@ type ScenarioResult struct {
 	Burst *BurstResult `json:"burst,omitempty"`
 	// RXHistogram is the rx_end_to_end stage's classic buckets (for the SVG).
 	RXHistogram []Bucket `json:"rx_end_to_end_buckets"`
+	// Traffic: the workload's figures (traffic.go), flat in the JSON object.
+	Traffic
 }
 
 // ClockResult is what the virtual Pi's clock did (sim/clock Stats) and the board

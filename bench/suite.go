@@ -20,8 +20,9 @@ type Durations struct {
 	Transfers int           // transfers per size and mode
 }
 
-// Quick keeps the whole suite under a minute; Full runs the main scenario for 60 s,
-// the span of the zero-loss goal, and the rest for 20 s (about five minutes in all).
+// Quick runs the main scenarios for 4 s and the rest for 2 s (a few minutes in all,
+// the workloads run twice: cand and the kernel driver's way); Full runs the main
+// scenario for 60 s, the span of the zero-loss goal, and the rest for 20 s.
 var (
 	Quick = Durations{Main: 4 * time.Second, Other: 2 * time.Second, Transfers: 2000}
 	Full  = Durations{Main: 60 * time.Second, Other: 20 * time.Second, Transfers: 20000}
@@ -62,7 +63,7 @@ func Suite(d Durations) []Scenario {
 		s = append(s, Scenario{Name: "burst3-1M-window-" + onoff, Bitrate: 1_000_000, Period: 2 * time.Millisecond,
 			Burst: 3, DLC: 8, IntPollWindow: win, Duration: d.Other})
 	}
-	return s
+	return append(s, Workloads(d)...)
 }
 
 func rate(br uint32) string {
@@ -79,19 +80,8 @@ var TransferSizes = []int{2, 14, 64}
 // Run runs scenarios and the transfer comparison, reporting progress to progress.
 func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, progress io.Writer) (*Report, error) {
 	rep := &Report{}
-	for _, sc := range scenarios {
-		fmt.Fprintf(progress, "bench: %s for %v...\n", sc.Name, sc.Duration)
-		r, err := RunScenario(ctx, sc, base)
-		if err != nil {
-			if ctx.Err() != nil {
-				return rep, err
-			}
-			// One failed scenario (e.g. the daemon giving up under stress) is a
-			// result, not the end of the run.
-			r.Error = err.Error()
-			fmt.Fprintf(progress, "bench: %s failed: %v\n", sc.Name, err)
-		}
-		rep.Scenarios = append(rep.Scenarios, r)
+	if err := runAll(ctx, rep, scenarios, base, progress, RunScenario); err != nil {
+		return rep, err
 	}
 	for _, n := range TransferSizes {
 		if transfers == 0 {
@@ -106,6 +96,26 @@ func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, p
 	}
 	rep.Targets = Targets(rep)
 	return rep, nil
+}
+
+// runAll runs scenarios with run into rep.
+func runAll(ctx context.Context, rep *Report, scenarios []Scenario, base *Base, progress io.Writer,
+	run func(context.Context, Scenario, *Base) (ScenarioResult, error)) error {
+	for _, sc := range scenarios {
+		fmt.Fprintf(progress, "bench: %s for %v...\n", sc.Name, sc.Duration)
+		r, err := run(ctx, sc, base)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			// One failed scenario (e.g. the daemon giving up under stress) is a
+			// result, not the end of the run.
+			r.Error = err.Error()
+			fmt.Fprintf(progress, "bench: %s failed: %v\n", sc.Name, err)
+		}
+		rep.Scenarios = append(rep.Scenarios, r)
+	}
+	return nil
 }
 
 // Write stores the report as dir/bench.json and the RX end-to-end histogram as

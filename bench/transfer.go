@@ -30,12 +30,29 @@ func (echoSlave) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte { r
 // polling-first (the default 20 µs budget) and once sleeping for every wait, on a
 // locked OS thread as the owner thread runs.
 func RunTransfers(size, n int) (TransferResult, error) {
+	return compareTransfers(size, n, func(budget time.Duration) (*bcm2835.Device, func(), error) {
+		d, err := echoDevice(budget)
+		return d, func() {}, err
+	}, make([]byte, size))
+}
+
+// compareTransfers measures n transfers of tx on a device that open makes with
+// the default poll budget, then on one that sleeps for every wait.
+func compareTransfers(size, n int, open func(budget time.Duration) (*bcm2835.Device, func(), error), tx []byte) (TransferResult, error) {
 	res := TransferResult{Bytes: size, Transfers: n, PollBudgetUs: us(bcm2835.DefaultPollBudget)}
-	pollP50, pollP99, pollSlept, wire, err := transfers(size, n, bcm2835.DefaultPollBudget)
+	run := func(budget time.Duration) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
+		d, done, err := open(budget)
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		defer done()
+		return measureTransfers(d, tx, n)
+	}
+	pollP50, pollP99, pollSlept, wire, err := run(bcm2835.DefaultPollBudget)
 	if err != nil {
 		return res, err
 	}
-	sleepP50, sleepP99, sleepSlept, _, err := transfers(size, n, SleepBudget)
+	sleepP50, sleepP99, sleepSlept, _, err := run(SleepBudget)
 	if err != nil {
 		return res, err
 	}
@@ -51,21 +68,29 @@ func RunTransfers(size, n int) (TransferResult, error) {
 	return res, nil
 }
 
-func transfers(size, n int, budget time.Duration) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
+// echoDevice is a 10 MHz device on CE0 of a fresh register model (TransferCoreHz)
+// whose slave echoes each byte's complement.
+func echoDevice(budget time.Duration) (*bcm2835.Device, error) {
 	s := soc.New(TransferCoreHz, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
 	for _, p := range []int{pinout.PinCE0, pinout.PinMISO, pinout.PinMOSI, pinout.PinSCLK} {
 		g.SetFunction(p, bcm2835.FselAlt0)
 	}
 	if err := s.AttachSPI(echoSlave{}, pinout.PinCE0, false); err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("bench: attaching the test slave: %w", err)
+		return nil, fmt.Errorf("bench: attaching the test slave: %w", err)
 	}
 	sp := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: TransferCoreHz, PollBudget: budget})
 	d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: 0}})
 	if err != nil {
-		return 0, 0, 0, 0, fmt.Errorf("bench: SPI device: %w", err)
+		return nil, fmt.Errorf("bench: SPI device: %w", err)
 	}
-	tx, rx := make([]byte, size), make([]byte, size)
+	return d, nil
+}
+
+// measureTransfers makes n transfers of tx on d, on a locked OS thread, and
+// returns the CS-down → CS-up p50 and p99, the share that slept, and the wire time.
+func measureTransfers(d *bcm2835.Device, tx []byte, n int) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
+	rx := make([]byte, len(tx))
 	samples := make([]int64, n)
 	var tm bcm2835.Timing
 	sleeps := 0
@@ -73,7 +98,7 @@ func transfers(size, n int, budget time.Duration) (p50, p99 time.Duration, slept
 	defer runtime.UnlockOSThread()
 	for i := range n {
 		if err := d.Transfer(tx, rx, &tm); err != nil {
-			return 0, 0, 0, 0, fmt.Errorf("bench: %d-byte transfer: %w", size, err)
+			return 0, 0, 0, 0, fmt.Errorf("bench: %d-byte transfer: %w", len(tx), err)
 		}
 		samples[i] = tm.CSUp - tm.CSDown
 		if tm.Slept {

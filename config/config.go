@@ -342,6 +342,17 @@ const (
 	PeerPeriodic SimPeerKind = "periodic" // sends frames with a counter every Period
 	PeerAnswer   SimPeerKind = "answer"   // answers each received frame: same data, ID + IDOffset
 	PeerLoad     SimPeerKind = "load"     // saturates the bus at LoadPercent
+	PeerErrors   SimPeerKind = "errors"   // destroys the next frame on the bus every Period
+)
+
+// SimPayload is a sending peer's data: the counter, or the data with the fewest or
+// the most stuff bits for each ID (the same every time).
+type SimPayload string
+
+const (
+	PayloadCounter  SimPayload = "counter"
+	PayloadStuffMin SimPayload = "stuff-min"
+	PayloadStuffMax SimPayload = "stuff-max"
 )
 
 // SimPeer is one node on the simulated bus.
@@ -350,11 +361,19 @@ type SimPeer struct {
 	Name     string      `yaml:"name"`      // default kind and index: periodic0, answer1...
 	IDs      []uint32    `yaml:"ids"`       // periodic/load: IDs sent in turn, at least one; hex accepted
 	Extended bool        `yaml:"extended"`  // periodic/load: IDs are 29-bit (≤ 0x1FFFFFFF), else ≤ 0x7FF
-	Period   Duration    `yaml:"period"`    // periodic: > 0, default 100ms
+	Period   Duration    `yaml:"period"`    // periodic, errors: > 0, default 100ms
 	DLC      *uint8      `yaml:"dlc"`       // periodic/load: 0..8, default 8; data = counter (big-endian) then pattern
 	IDOffset uint32      `yaml:"id_offset"` // answer: default 1
 	// LoadPercent: load peer's share of bus time, 1..100 (load peers only; required).
 	LoadPercent float64 `yaml:"load_percent"`
+	// DLCs gives each of ids its own data length, 0..8 (periodic/load; one per id;
+	// not with dlc).
+	DLCs []uint8 `yaml:"dlcs"`
+	// Remote sends remote frames (periodic/load): the dlc as given, no data.
+	Remote bool `yaml:"remote"`
+	// Payload is counter ("" is counter too: the default), stuff-min or stuff-max
+	// (periodic/load, not with remote).
+	Payload SimPayload `yaml:"payload"`
 }
 
 // Duration is a time.Duration written as "20us", "1.5ms", "1s" (Go syntax, no space).
@@ -378,5 +397,8 @@ func (InterfaceKind) choices() []string {
 	return []string{string(KindVCAN), string(KindVXCAN), string(KindNone)}
 }
 func (SimPeerKind) choices() []string {
-	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad)}
+	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad), string(PeerErrors)}
+}
+func (SimPayload) choices() []string {
+	return []string{string(PayloadCounter), string(PayloadStuffMin), string(PayloadStuffMax)}
 }

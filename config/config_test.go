@@ -180,7 +180,7 @@ func TestParseErrors(t *testing.T) {
 		{"timing SAM disagreement", "x.yaml", "controllers:\n  - triple_sampling: true\n    timing: {cnf1: 0x00, cnf2: 0xB5, cnf3: 0x01}\n",
 			"x.yaml:2:22: controllers[0].triple_sampling: true, but timing.cnf2 0xb5 lacks SAM (0x40); set it there or remove triple_sampling"},
 		{"peer kind missing", "x.yaml", "controllers:\n  - bitrate: 500000\n    sim:\n      peers:\n        - ids: [1]\n",
-			"x.yaml:5:11: controllers[0].sim.peers[0].kind: required; allowed: periodic, answer, load"},
+			"x.yaml:5:11: controllers[0].sim.peers[0].kind: required; allowed: periodic, answer, load, errors"},
 		{"peer rules", "x.yaml", "controllers:\n  - bitrate: 500000\n    sim:\n      peers:\n        - {kind: periodic, ids: [0x800], period: 0s, dlc: 9}\n        - {kind: load, ids: [0x1FFFFFFF], extended: true, load_percent: 150}\n        - {kind: answer, ids: [1], load_percent: 5}\n        - {kind: load}\n",
 			"x.yaml:5:34: controllers[0].sim.peers[0].ids[0]: 0x800 is not an 11-bit standard ID: allowed 0..0x7FF; set extended: true for a 29-bit ID\n" +
 				"x.yaml:5:50: controllers[0].sim.peers[0].period: 0s is not allowed: a periodic peer needs a period above 0, e.g. 100ms\n" +
@@ -190,6 +190,14 @@ func TestParseErrors(t *testing.T) {
 				"x.yaml:7:50: controllers[0].sim.peers[2].load_percent: applies only to load peers; remove it\n" +
 				"x.yaml:8:11: controllers[0].sim.peers[3].ids: a load peer needs at least one ID, e.g. ids: [0x100]\n" +
 				"x.yaml:8:11: controllers[0].sim.peers[3].load_percent: required for a load peer: its share of bus time, 1..100"},
+		{"peer frame shapes", "x.yaml", "controllers:\n  - bitrate: 500000\n    sim:\n      peers:\n        - {kind: periodic, ids: [1, 2], dlc: 4, dlcs: [1, 9, 3]}\n        - {kind: load, ids: [1], load_percent: 5, remote: true, payload: stuff-max}\n        - {kind: errors, ids: [1], period: 0s, payload: counter}\n        - {kind: periodic, ids: [1], payload: most}\n",
+			"x.yaml:5:55: controllers[0].sim.peers[0].dlcs: give either dlc (every frame) or dlcs (one per id), not both\n" +
+				"x.yaml:5:59: controllers[0].sim.peers[0].dlcs[1]: 9 is not allowed: a classic CAN frame carries 0..8 bytes\n" +
+				"x.yaml:6:74: controllers[0].sim.peers[1].payload: stuff-max with remote: true: remote frames carry no data; remove one of them\n" +
+				"x.yaml:7:31: controllers[0].sim.peers[2].ids: an errors peer sends no frames of its own (it destroys other nodes' frames); remove ids\n" +
+				"x.yaml:7:44: controllers[0].sim.peers[2].period: 0s is not allowed: an errors peer needs a period above 0, e.g. 100ms\n" +
+				"x.yaml:7:57: controllers[0].sim.peers[2].payload: applies only to periodic and load peers, which send frames of their own; remove it\n" +
+				"x.yaml:8:47: controllers[0].sim.peers[3].payload: \"most\" is not allowed; allowed: counter, stuff-min, stuff-max"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

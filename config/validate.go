@@ -329,18 +329,26 @@ func (v checker) peer(sp *SimPeer, p string) {
 	if sends && len(sp.IDs) == 0 {
 		v.fail(p+".ids", "a %s peer needs at least one ID, e.g. ids: [0x100]", sp.Kind)
 	}
-	if !sends && v.has(p+".ids") {
+	switch {
+	case sp.Kind == PeerAnswer && v.has(p+".ids"):
 		v.fail(p+".ids", "an %s peer sends no IDs of its own (it answers with ID + id_offset); remove ids", sp.Kind)
+	case !sends && v.has(p+".ids"):
+		v.fail(p+".ids", "an %s peer sends no frames of its own (it destroys other nodes' frames); remove ids", sp.Kind)
 	}
 	for i, id := range sp.IDs {
 		v.canID(fmt.Sprintf("%s.ids[%d]", p, i), id, sp.Extended)
 	}
-	if sp.Kind == PeerPeriodic && sp.Period <= 0 {
-		v.fail(p+".period", "%s is not allowed: a periodic peer needs a period above 0, e.g. 100ms", sp.Period.D())
+	if (sp.Kind == PeerPeriodic || sp.Kind == PeerErrors) && sp.Period <= 0 {
+		who := "a periodic peer"
+		if sp.Kind == PeerErrors {
+			who = "an errors peer"
+		}
+		v.fail(p+".period", "%s is not allowed: %s needs a period above 0, e.g. 100ms", sp.Period.D(), who)
 	}
 	if *sp.DLC > 8 {
 		v.fail(p+".dlc", "%d is not allowed: a classic CAN frame carries 0..8 bytes", *sp.DLC)
 	}
+	v.peerFrames(sp, p, sends)
 	if sp.Kind != PeerAnswer && v.has(p+".id_offset") {
 		v.fail(p+".id_offset", "applies only to answer peers; remove it")
 	}
@@ -351,6 +359,32 @@ func (v checker) peer(sp *SimPeer, p string) {
 		v.fail(p+".load_percent", "required for a load peer: its share of bus time, 1..100")
 	case sp.Kind == PeerLoad && (sp.LoadPercent < 1 || sp.LoadPercent > 100):
 		v.fail(p+".load_percent", "%s is not allowed: a share of bus time, 1..100", fmtFloat(sp.LoadPercent))
+	}
+}
+
+// peerFrames checks the keys that shape a sending peer's frames.
+func (v checker) peerFrames(sp *SimPeer, p string, sends bool) {
+	if !sends {
+		for _, k := range []string{"dlcs", "remote", "payload"} {
+			if v.has(p + "." + k) {
+				v.fail(p+"."+k, "applies only to periodic and load peers, which send frames of their own; remove it")
+			}
+		}
+		return
+	}
+	switch {
+	case len(sp.DLCs) > 0 && v.has(p+".dlc"):
+		v.fail(p+".dlcs", "give either dlc (every frame) or dlcs (one per id), not both")
+	case v.has(p+".dlcs") && len(sp.DLCs) != len(sp.IDs):
+		v.fail(p+".dlcs", "%d data lengths for %d ids: give one per id, in the order of ids", len(sp.DLCs), len(sp.IDs))
+	}
+	for i, d := range sp.DLCs {
+		if d > 8 {
+			v.fail(fmt.Sprintf("%s.dlcs[%d]", p, i), "%d is not allowed: a classic CAN frame carries 0..8 bytes", d)
+		}
+	}
+	if sp.Remote && sp.Payload != "" && sp.Payload != PayloadCounter {
+		v.fail(p+".payload", "%s with remote: true: remote frames carry no data; remove one of them", sp.Payload)
 	}
 }
 

@@ -35,8 +35,21 @@ func peerSpec(sp config.SimPeer) (canbus.PeerSpec, error) {
 		kind = canbus.PeerAnswer
 	case config.PeerLoad:
 		kind = canbus.PeerLoad
+	case config.PeerErrors:
+		kind = canbus.PeerErrors
 	default:
-		return canbus.PeerSpec{}, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer or load", sp.Name, sp.Kind)
+		return canbus.PeerSpec{}, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer, load or errors", sp.Name, sp.Kind)
+	}
+	var payload canbus.PayloadKind
+	switch sp.Payload {
+	case "", config.PayloadCounter:
+		payload = canbus.PayloadCounter
+	case config.PayloadStuffMin:
+		payload = canbus.PayloadStuffMin
+	case config.PayloadStuffMax:
+		payload = canbus.PayloadStuffMax
+	default:
+		return canbus.PeerSpec{}, fmt.Errorf("sim peer %q: unknown payload %q: use counter, stuff-min or stuff-max", sp.Name, sp.Payload)
 	}
 	return canbus.PeerSpec{
 		Kind:        kind,
@@ -47,5 +60,8 @@ func peerSpec(sp config.SimPeer) (canbus.PeerSpec, error) {
 		DLC:         sp.DLC,
 		IDOffset:    sp.IDOffset,
 		LoadPercent: sp.LoadPercent,
+		DLCs:        sp.DLCs,
+		Remote:      sp.Remote,
+		Payload:     payload,
 	}, nil
 }

@@ -14,16 +14,23 @@ import (
 	"cand/config"
 )
 
-// runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]`: the pipeline and SPI
-// engine benchmark (package bench) on the virtual Pi. It prints the Markdown table on
-// stdout, progress on stderr, and the paths of the JSON and SVG it writes.
+// runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]
+// [-loopback] [-check BASELINE [-tolerance PCT]]`: the pipeline and SPI engine
+// benchmark (package bench), on the virtual Pi, or with -loopback what needs no
+// bus on the board the configuration names (a real Pi with hardware.backend:
+// bcm2835). It prints the Markdown tables on stdout, progress on stderr, and the
+// paths of the JSON and SVG it writes; with -check it compares the run with a
+// baseline report and exits 1 if a scenario got worse.
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cand bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "short scenarios (the whole run under a minute)")
-	path := fs.String("config", "deploy/sim.yaml", "configuration whose hardware, realtime and first controller's SPI settings the scenarios use (backend forced to sim)")
+	quick := fs.Bool("quick", false, "short scenarios (a quick run of the whole suite)")
+	path := fs.String("config", "deploy/sim.yaml", "configuration whose hardware, realtime and first controller's SPI settings the scenarios use (backend forced to sim, unless -loopback)")
 	out := fs.String("out", "build/bench", "directory for bench.json and rx_end_to_end.svg")
 	run := fs.String("run", "", "run only the scenarios whose name matches this regular expression (and no SPI engine comparison)")
+	loopback := fs.Bool("loopback", false, "run only what needs no bus, on the configured board: the SPI engine with the MCP2515 answering, and the pipeline with the controller in loopback mode (on a real Pi: hardware.backend bcm2835, as root, cand not running)")
+	check := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
+	tol := fs.Float64("tolerance", bench.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -32,12 +39,32 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	base := bench.BaseOf(cfg)
+	if cfg.Hardware.Backend == config.BackendBCM2835 && !*loopback {
+		fmt.Fprintf(stderr, "cand bench: %s has hardware.backend bcm2835: on a real board only what needs no bus runs; add -loopback\n", *path)
+		return 2
+	}
+	var baseline *bench.Report
+	if *check != "" {
+		if baseline, err = bench.ReadReport(*check); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	board, err := bench.DetectBoard(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	d := bench.Full
 	if *quick {
 		d = bench.Quick
 	}
+	base := bench.BaseOf(cfg)
 	suite, transfers := bench.Suite(d), d.Transfers
+	if *loopback {
+		base = bench.BoardBaseOf(cfg)
+		suite = bench.BoardSuite(d)
+	}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
@@ -60,11 +87,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	rep, err := bench.Run(ctx, suite, transfers, &base, stderr)
+	fmt.Fprintf(stderr, "bench: on %s (%s)\n", board.Model, board.SoC)
+	var rep *bench.Report
+	if *loopback {
+		rep, err = bench.RunBoard(ctx, cfg, suite, transfers, &base, stderr)
+	} else {
+		rep, err = bench.Run(ctx, suite, transfers, &base, stderr)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	rep.Board = &board
 	bench.Markdown(stdout, rep)
 	jsonPath, svgPath, err := bench.Write(rep, *out)
 	if err != nil {
@@ -72,5 +106,14 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "JSON: %s\nSVG:  %s\n", jsonPath, svgPath)
+	if baseline != nil {
+		t := bench.CheckTolerance{Percent: *tol, AbsUs: bench.DefaultTolerance.AbsUs}
+		worse, notes := bench.Check(baseline, rep, t)
+		fmt.Fprintln(stdout)
+		bench.WriteCheck(stdout, *check, worse, notes, t)
+		if len(worse) > 0 {
+			return 1
+		}
+	}
 	return 0
 }

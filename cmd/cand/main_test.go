@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,30 @@ func TestBenchRunFilter(t *testing.T) {
 	}
 	code, _, errOut = runCand("bench", "-run", "(", "-config", "../../deploy/sim.yaml")
 	if code != 2 || !bytes.HasPrefix([]byte(errOut), []byte(`cand bench: -run "(": error parsing regexp`)) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// On a real board (hardware.backend bcm2835) cand bench runs only what needs no
+// bus, with -loopback, and says so without it; -check refuses a baseline it
+// cannot read before running anything; -loopback on the virtual Pi runs the
+// board's scenarios there.
+func TestBenchModes(t *testing.T) {
+	dir := t.TempDir()
+	board := filepath.Join(dir, "board.yaml")
+	if err := os.WriteFile(board, []byte("hardware: {backend: bcm2835}\ncontrollers:\n  - bitrate: 500000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCand("bench", "-config", board)
+	if want := "cand bench: " + board + " has hardware.backend bcm2835: on a real board only what needs no bus runs; add -loopback\n"; code != 2 || errOut != want {
+		t.Errorf("exit %d, stderr %q; want 2, %q", code, errOut, want)
+	}
+	code, _, errOut = runCand("bench", "-check", filepath.Join(dir, "none.json"), "-config", "../../deploy/sim.yaml")
+	if code != 1 || !strings.Contains(errOut, "none.json") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runCand("bench", "-loopback", "-run", "no-such", "-config", "../../deploy/sim.yaml")
+	if code != 2 || !strings.Contains(errOut, "the scenarios are: loopback-125k-window-on, loopback-500k-window-on, loopback-1M-window-on, loopback-1M-window-off\n") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

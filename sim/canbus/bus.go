@@ -2,7 +2,7 @@
 // one classical CAN bus (ISO 11898-1) that paces frames at the bitrate with their
 // exact stuffed length, arbitrates bitwise between nodes, ACKs, signals errors so
 // nodes can keep their error counters, and injects faults. Peers (periodic, answer,
-// load) are nodes built from a PeerSpec.
+// load, errors) are nodes built from a PeerSpec.
 //
 // One world lock: the bus's mutex protects the bus and every attached node's state.
 // Node callbacks and timers run with it held. The bus advances lazily (AdvanceTo,
@@ -25,7 +25,9 @@
 //   - fault.go: fault injection (errors, missing ACKs, a stuck-dominant bus);
 //   - timer.go: the discrete-event queue;
 //   - runner.go: Run, the host thread that advances the bus in real time, and Close;
-//   - peer.go: the simulated peers (PeerSpec, Peer); payload.go: their data.
+//   - peer.go: the simulated peers (PeerSpec, Peer); payload.go: their data;
+//     peeropts.go: data lengths per ID, remote frames, stuffing payloads, the
+//     errors peer and Seq; stuffing.go: data with the fewest or most stuff bits.
 package canbus
 
 import (

@@ -2,6 +2,7 @@ package canbus
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.einride.tech/can"
@@ -35,9 +36,10 @@ const (
 	PeerPeriodic PeerKind = iota + 1 // sends frames with a counter every Period
 	PeerAnswer                       // answers each received data frame: same data, ID + IDOffset
 	PeerLoad                         // keeps the bus busy LoadPercent of the time
+	PeerErrors                       // destroys the next frame to start every Period (peeropts.go)
 )
 
-var peerKindNames = [...]string{"", "periodic", "answer", "load"}
+var peerKindNames = [...]string{"", "periodic", "answer", "load", "errors"}
 
 func (k PeerKind) String() string {
 	if k > 0 && int(k) < len(peerKindNames) {
@@ -52,11 +54,19 @@ type PeerSpec struct {
 	Name     string
 	IDs      []uint32      // periodic/load: IDs sent in turn, at least one
 	Extended bool          // periodic/load: IDs are 29-bit, else 11-bit
-	Period   time.Duration // periodic: default 100ms, not negative
+	Period   time.Duration // periodic/errors: default 100ms, not negative
 	DLC      *uint8        // periodic/load: 0..8, nil: 8
 	IDOffset uint32        // answer: added to the received ID, 0: 1
 	// LoadPercent is a load peer's share of bus time, 1..100.
 	LoadPercent float64
+	// DLCs gives each ID its own data length (periodic/load: one per ID, 0..8),
+	// instead of DLC.
+	DLCs []uint8
+	// Remote sends remote frames (periodic/load): RTR, the DLC as given, no data.
+	Remote bool
+	// Payload chooses the data (periodic/load data frames): the counter (default)
+	// or the least or most bit stuffing (peeropts.go).
+	Payload PayloadKind
 }
 
 // Peer is a simulated CAN node built from a PeerSpec:
@@ -66,7 +76,12 @@ type PeerSpec struct {
 //   - load: keeps one frame of the IDs in turn (data = Payload) pending so the bus is
 //     busy LoadPercent of the time: after each frame of b bits it waits
 //     b·(100−p)/p bit times; at 100 % a new frame is pending at once, so only the
-//     3-bit intermission separates frames.
+//     3-bit intermission separates frames;
+//   - errors: sends nothing; every Period the next frame to start on the bus is
+//     destroyed by a bit error after its control field and an error frame follows
+//     (a node whose receiver flags frames it should not).
+//
+// DLCs, Remote and Payload shape a periodic or load peer's frames (peeropts.go).
 //
 // A peer always ACKs, stays error-active (it counts errors but has no TEC/REC) and
 // retransmits until it succeeds.
@@ -80,7 +95,9 @@ type Peer struct {
 	q      [txQueueLen]can.Frame
 	qh, qn int
 	nextID int
-	n      uint64 // payload counter
+	n      uint64        // payload counter
+	shape  shape         // per-ID data lengths and fixed payloads (peeropts.go)
+	sent   atomic.Uint64 // st.Sent, for readers without the lock (SentNow)
 	timer  *Timer
 	start  bool
 
@@ -99,7 +116,7 @@ func NewPeer(b *Bus, c PeerSpec) (*Peer, error) {
 		p.dlc = *c.DLC
 	}
 	switch c.Kind {
-	case PeerPeriodic:
+	case PeerPeriodic, PeerErrors:
 		if p.period == 0 {
 			p.period = int64(100 * time.Millisecond)
 		}
@@ -115,9 +132,9 @@ func NewPeer(b *Bus, c PeerSpec) (*Peer, error) {
 			return nil, fmt.Errorf("sim peer %q: load_percent %v is out of range: use 1..100", c.Name, c.LoadPercent)
 		}
 	default:
-		return nil, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer or load", c.Name, c.Kind)
+		return nil, fmt.Errorf("sim peer %q: unknown kind %q: use periodic, answer, load or errors", c.Name, c.Kind)
 	}
-	if c.Kind != PeerAnswer && len(c.IDs) == 0 {
+	if c.Kind != PeerAnswer && c.Kind != PeerErrors && len(c.IDs) == 0 {
 		return nil, fmt.Errorf("sim peer %q: kind %s needs at least one id in ids", c.Name, c.Kind)
 	}
 	max := uint32(can.MaxID)
@@ -128,6 +145,9 @@ func NewPeer(b *Bus, c PeerSpec) (*Peer, error) {
 		if id > max {
 			return nil, fmt.Errorf("sim peer %q: id %#x does not fit the frame format (max %#x): set extended: true or use a smaller id", c.Name, id, max)
 		}
+	}
+	if err := p.shapeFrames(); err != nil {
+		return nil, err
 	}
 	p.log = make([]Record, LogSize)
 	p.timer = NewTimer(p.tick)
@@ -147,7 +167,7 @@ func (p *Peer) Start(at int64) {
 		return
 	}
 	p.start = true
-	if p.spec.Kind == PeerPeriodic || p.spec.Kind == PeerLoad {
+	if p.spec.Kind == PeerPeriodic || p.spec.Kind == PeerLoad || p.spec.Kind == PeerErrors {
 		p.bus.Schedule(p.timer, at)
 	}
 }
@@ -212,16 +232,19 @@ func (p *Peer) enqueue(f can.Frame, at int64) bool {
 
 // generate builds the next own frame (periodic, load).
 func (p *Peer) generate() can.Frame {
-	id := p.spec.IDs[p.nextID%len(p.spec.IDs)]
+	f := p.frame(p.nextID%len(p.spec.IDs), p.n)
 	p.nextID++
-	f := can.Frame{ID: id, Length: p.dlc, IsExtended: p.spec.Extended, Data: Payload(p.n, p.dlc)}
 	p.n++
 	return f
 }
 
 func (p *Peer) tick(at int64) {
-	p.enqueue(p.generate(), at)
-	if p.spec.Kind == PeerPeriodic {
+	if p.spec.Kind == PeerErrors {
+		p.bus.destroyNext(at)
+	} else {
+		p.enqueue(p.generate(), at)
+	}
+	if p.spec.Kind == PeerPeriodic || p.spec.Kind == PeerErrors {
 		p.bus.Schedule(p.timer, at+p.period)
 	}
 }
@@ -246,6 +269,7 @@ func (p *Peer) TxDone(at int64) {
 	p.qh = (p.qh + 1) % txQueueLen
 	p.qn--
 	p.st.Sent++
+	p.sent.Store(p.st.Sent)
 	p.record(f, at, true)
 	if p.spec.Kind == PeerLoad {
 		pct := p.spec.LoadPercent

@@ -58,13 +58,13 @@ func TestAnswerAndPeriodic(t *testing.T) {
 }
 
 func TestPeerKindNames(t *testing.T) {
-	for k, want := range map[PeerKind]string{PeerPeriodic: "periodic", PeerAnswer: "answer", PeerLoad: "load", 0: "PeerKind(0)", 9: "PeerKind(9)"} {
+	for k, want := range map[PeerKind]string{PeerPeriodic: "periodic", PeerAnswer: "answer", PeerLoad: "load", PeerErrors: "errors", 0: "PeerKind(0)", 9: "PeerKind(9)"} {
 		if got := k.String(); got != want {
 			t.Errorf("PeerKind(%d).String() = %q, want %q", uint8(k), got, want)
 		}
 	}
 	_, err := NewPeer(New(500_000), PeerSpec{Name: "z"})
-	const want = `sim peer "z": unknown kind "PeerKind(0)": use periodic, answer or load`
+	const want = `sim peer "z": unknown kind "PeerKind(0)": use periodic, answer, load or errors`
 	if err == nil || err.Error() != want {
 		t.Errorf("NewPeer(no kind) error = %v, want %s", err, want)
 	}

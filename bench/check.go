@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+)
+
+// CheckTolerance is how much a stage's p50 may grow before a run counts as worse
+// than its baseline: Percent of the baseline plus AbsUs. Latencies on a shared
+// build machine move with its load (and quantiles are bucket bounds, one bucket
+// being about 9 %), so the default is generous; frames lost and SPI bytes per
+// frame are compared exactly.
+type CheckTolerance struct {
+	Percent float64
+	AbsUs   float64
+}
+
+// DefaultTolerance: a p50 may grow by half plus 5 µs.
+var DefaultTolerance = CheckTolerance{Percent: 50, AbsUs: 5}
+
+// CheckMinSamples is the fewest samples a stage needs, in the baseline and in the
+// run, for its p50 to be compared: the SPI kinds used only while the controller
+// starts (RESET, WRITE, READ) have a handful, whose p50 is one host hiccup.
+const CheckMinSamples = 100
+
+// Regression is one way a scenario got worse than its baseline.
+type Regression struct {
+	Scenario string
+	What     string
+	Baseline float64
+	Now      float64
+	Unit     string
+	// Failed: the scenario failed (What is why); no figures.
+	Failed bool
+}
+
+func (r Regression) String() string {
+	if r.Failed {
+		return fmt.Sprintf("%s: failed: %s", r.Scenario, r.What)
+	}
+	return fmt.Sprintf("%s: %s %s → %s%s", r.Scenario, r.What, num(r.Baseline), num(r.Now), r.Unit)
+}
+
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Check compares run with baseline, scenario by scenario (by name), and returns
+// every way a scenario got worse, and notes on what it could not compare:
+//   - a scenario that failed (Error) where its baseline did not;
+//   - more frames lost, or more TX frames unsent, than the baseline (exact);
+//   - more SPI bytes per RX or per TX frame than the baseline (exact, at the
+//     two decimals the tables print);
+//   - a stage whose p50 grew beyond the baseline's by more than tol (stages with
+//     at least CheckMinSamples samples on both sides).
+//
+// Frames lost are not judged for scenarios that measure the host rather than cand
+// (Stress, SharedCPU): a note says so. Scenarios in only one of the two are notes.
+func Check(baseline, run *Report, tol CheckTolerance) (worse []Regression, notes []string) {
+	base := map[string]*ScenarioResult{}
+	for i := range baseline.Scenarios {
+		base[baseline.Scenarios[i].Name] = &baseline.Scenarios[i]
+	}
+	seen := map[string]bool{}
+	for i := range run.Scenarios {
+		s := &run.Scenarios[i]
+		seen[s.Name] = true
+		b, ok := base[s.Name]
+		if !ok {
+			notes = append(notes, fmt.Sprintf("%s: not in the baseline", s.Name))
+			continue
+		}
+		worse = append(worse, checkScenario(b, s, tol, &notes)...)
+	}
+	for _, b := range baseline.Scenarios {
+		if !seen[b.Name] {
+			notes = append(notes, fmt.Sprintf("%s: in the baseline, not in this run", b.Name))
+		}
+	}
+	return worse, notes
+}
+
+func checkScenario(b, s *ScenarioResult, tol CheckTolerance, notes *[]string) []Regression {
+	var out []Regression
+	add := func(what string, was, now float64, unit string) {
+		out = append(out, Regression{Scenario: s.Name, What: what, Baseline: was, Now: now, Unit: unit})
+	}
+	if s.Error != "" && b.Error == "" {
+		out = append(out, Regression{Scenario: s.Name, What: s.Error, Failed: true})
+		return out
+	}
+	if s.Stress || s.SharedCPU {
+		*notes = append(*notes, fmt.Sprintf("%s: frames lost not judged (it measures the build machine: stress or host time)", s.Name))
+	} else {
+		if s.FramesLost > b.FramesLost {
+			add("frames lost", float64(b.FramesLost), float64(s.FramesLost), "")
+		}
+		if s.TXUnsent > b.TXUnsent {
+			add("TX frames unsent", float64(b.TXUnsent), float64(s.TXUnsent), "")
+		}
+	}
+	if cents(s.SPIBytesPerRXFrame) > cents(b.SPIBytesPerRXFrame) {
+		add("SPI bytes per RX frame", b.SPIBytesPerRXFrame, s.SPIBytesPerRXFrame, "")
+	}
+	if cents(s.SPIBytesPerTXFrame) > cents(b.SPIBytesPerTXFrame) {
+		add("SPI bytes per TX frame", b.SPIBytesPerTXFrame, s.SPIBytesPerTXFrame, "")
+	}
+	names := make([]string, 0, len(b.Stages))
+	for n := range b.Stages {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		bs := b.Stages[n]
+		if bs.Count < CheckMinSamples {
+			continue
+		}
+		st, ok := s.Stages[n]
+		if !ok || st.Count < CheckMinSamples {
+			*notes = append(*notes, fmt.Sprintf("%s: stage %s has fewer than %d samples in this run", s.Name, n, CheckMinSamples))
+			continue
+		}
+		if st.P50 > bs.P50*(1+tol.Percent/100)+tol.AbsUs {
+			add(n+" p50", bs.P50, st.P50, " µs")
+		}
+	}
+	return out
+}
+
+// cents rounds to the two decimals the tables print.
+func cents(v float64) int64 { return int64(math.Round(v * 100)) }
+
+// ReadReport reads a report JSON file (bench.json, or a committed baseline).
+func ReadReport(path string) (*Report, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", path, err)
+	}
+	return &rep, nil
+}
+
+// WriteCheck writes Check's outcome: every regression, then the notes.
+func WriteCheck(w io.Writer, baselinePath string, worse []Regression, notes []string, tol CheckTolerance) {
+	fmt.Fprintf(w, "### Against the baseline %s\n\n", baselinePath)
+	fmt.Fprintf(w, "Worse means: a scenario failed, lost more frames (or left more TX frames unsent), or needed more SPI bytes per frame than in the baseline (exact), or a stage's p50 grew by more than %g %% + %g µs (stages with %d samples or more).\n\n", tol.Percent, tol.AbsUs, CheckMinSamples)
+	if len(worse) == 0 {
+		fmt.Fprintln(w, "No scenario got worse.")
+	} else {
+		fmt.Fprintf(w, "%d regressions:\n\n", len(worse))
+		for _, r := range worse {
+			fmt.Fprintf(w, "- %s\n", r)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nNot compared:")
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintf(w, "- %s\n", n)
+		}
+	}
+	fmt.Fprintln(w)
+}
