@@ -69,8 +69,11 @@ func TestBoardTransfersOnTheVirtualPi(t *testing.T) {
 	if len(got) != 2 || got[0].Bytes != 2 || got[1].Bytes != 14 {
 		t.Fatalf("results %+v", got)
 	}
+	// The sleeping engine sleeps for a transfer whose bytes are still in flight when
+	// it looks: all of them, unless the host preempted the test between the start
+	// and the look (then the bytes are done and nothing is slept).
 	for _, x := range got {
-		if x.PollP50 <= 0 || x.SleepP50 <= 0 || x.WireUs <= 0 || x.SleepSlept != 1 {
+		if x.PollP50 <= 0 || x.SleepP50 <= 0 || x.WireUs <= 0 || x.SleepSlept <= 0 || x.SleepSlept > 1 {
 			t.Errorf("%d bytes: %+v", x.Bytes, x)
 		}
 	}
