@@ -46,16 +46,17 @@ func BenchmarkGPIO(b *testing.B) {
 
 // Transfers at 10 MHz (9.6 MHz at 250 MHz core) on the sim: wire time, and the
 // measured CS-down→CS-up time per transfer as a median (cs-p50-ns: the engine's
-// cost; the mean also carries every preemption of this noisy machine).
+// cost; the mean also carries every preemption of this noisy machine), its ratio to
+// the wire time, and the fraction of CS-down→CS-up not spent asleep (polled/op).
 func BenchmarkTransfer(b *testing.B) {
-	for _, n := range []int{2, 14, 200} {
+	for _, n := range []int{2, 14, 32, 48, 64, 200} {
 		b.Run(itoa(n)+"B", func(b *testing.B) {
 			r := newRig(b, nil, bcm2835.SPIOptions{})
 			d := r.device(b, ce0)
 			tx, rx := make([]byte, n), make([]byte, n)
 			var tm bcm2835.Timing
 			var samples [4096]int64
-			var cs int64
+			var cs, sleptNs int64
 			i, slept := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -68,13 +69,16 @@ func BenchmarkTransfer(b *testing.B) {
 				if tm.Slept {
 					slept++
 				}
+				sleptNs += tm.SleptNs
 			}
 			got := samples[:min(i, len(samples))]
 			slices.Sort(got)
 			b.ReportMetric(float64(tm.WireNs), "wire-ns")
 			b.ReportMetric(float64(got[len(got)/2]), "cs-p50-ns")
 			b.ReportMetric(float64(cs)/float64(i), "cs-mean-ns")
+			b.ReportMetric(float64(got[len(got)/2])/float64(tm.WireNs), "p50/wire")
 			b.ReportMetric(float64(slept)/float64(i), "slept/op")
+			b.ReportMetric(1-float64(sleptNs)/float64(cs), "polled/op")
 		})
 	}
 }

@@ -3,6 +3,8 @@ package bcm2835
 import (
 	"fmt"
 	"time"
+
+	"cand/internal/mono"
 )
 
 // DefaultPollBudget is how long a transfer polls before it considers sleeping: in
@@ -32,8 +34,13 @@ type SPIOptions struct {
 	// long a transfer may take before it is declared stuck.
 	MinCoreClockHz uint32
 	// PollBudget is the wait a transfer spins through; a longer wait for bytes in
-	// flight sleeps for all but PollBudget of it. 0 means DefaultPollBudget.
+	// flight sleeps for the part of it beyond the wake-up latency (wait.go) and
+	// polls the rest. 0 means DefaultPollBudget.
 	PollBudget time.Duration
+	// WakeLatency is what a Sleep is taken to overshoot by (its wake-up cost,
+	// margin included). 0 means measure it now with a few short sleeps
+	// (calibrateWake, wait.go).
+	WakeLatency time.Duration
 	// Sleep is called for the long waits. nil means nanosleep(2) on Linux, which
 	// blocks the (locked) owner thread for about the time asked; time.Sleep goes
 	// through the runtime's timers, whose sub-millisecond sleeps take ~1 ms.
@@ -48,6 +55,7 @@ type SPI struct {
 	coreHz    uint32
 	minCoreHz uint32
 	budgetNs  int64
+	wakeNs    int64 // the wake-up latency sleepPart assumes
 	sleep     func(time.Duration)
 
 	// cspol holds CSPOL0/CSPOL1 for every native device: each CS write carries all
@@ -76,8 +84,19 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 	if s.sleep == nil {
 		s.sleep = threadSleep
 	}
+	s.wakeNs = int64(opt.WakeLatency)
+	if s.wakeNs <= 0 {
+		s.wakeNs = calibrateWake(s.sleep, s.now)
+	}
 	return s
 }
+
+// now is the clock every transfer's timing and waits are read on.
+func (s *SPI) now() int64 { return mono.Now() }
+
+// WakeLatency is the wake-up latency the engine's waits assume (SPIOptions.WakeLatency,
+// or what was measured when it was built).
+func (s *SPI) WakeLatency() time.Duration { return time.Duration(s.wakeNs) }
 
 // CoreClockHz returns the core clock dividers are sized for.
 func (s *SPI) CoreClockHz() uint32 { return s.coreHz }
