@@ -89,3 +89,46 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// READ RX BUFFER's shape on the sim at 9.6 MHz: the fixed 14-byte transfer against
+// TransferThen's 6-byte header and then the data bytes the DLC asks for (the echo
+// slave complements: tx[5] = ^dlc answers dlc). cs-p50-ns against wire-ns shows
+// what the second part's FIFO turnaround costs.
+func BenchmarkReadRxBuffer(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		size int
+		dlc  int // -1: a plain Transfer of size bytes
+	}{{"Transfer-14B", 14, -1}, {"Then-6+8B", 14, 8}, {"Transfer-8B", 8, -1}, {"Then-6+0B", 14, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newRig(b, nil, bcm2835.SPIOptions{})
+			d := r.device(b, ce0)
+			tx, rx := make([]byte, c.size), make([]byte, c.size)
+			if c.dlc >= 0 {
+				tx[5] = ^byte(c.dlc)
+			}
+			var tm bcm2835.Timing
+			var samples [4096]int64
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if c.dlc < 0 {
+					err = d.Transfer(tx, rx, &tm)
+				} else {
+					_, err = d.TransferThen(tx, rx, 6, dlcMore, &tm)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				samples[i%len(samples)] = tm.CSUp - tm.CSDown
+				i++
+			}
+			got := samples[:min(i, len(samples))]
+			slices.Sort(got)
+			b.ReportMetric(float64(tm.WireNs), "wire-ns")
+			b.ReportMetric(float64(got[len(got)/2]), "cs-p50-ns")
+			b.ReportMetric(float64(got[len(got)*9/10]), "cs-p90-ns")
+		})
+	}
+}

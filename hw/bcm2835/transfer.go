@@ -106,7 +106,7 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 			n += k
 			t.WireNs += int64(k) * d.byteNs
 			var g int
-			g, last = d.shift(tx[first:n], rx[first:n], s.now(), t)
+			g, last = d.shift(tx[first:n], rx[first:n], last, t)
 			got += g
 		}
 	}
@@ -184,11 +184,11 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 				r.Load(SPIFIFO)
 			}
 		}
-		if t.FirstByte == 0 {
-			t.FirstByte = s.now()
-		}
 		rxi += k
 		last = s.now()
+		if t.FirstByte == 0 {
+			t.FirstByte = last
+		}
 		if txi < n {
 			for txi < n && txi-rxi < SPIFIFOSize {
 				r.Store(SPIFIFO, uint32(tx[txi]))
