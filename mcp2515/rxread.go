@@ -26,13 +26,23 @@ func (c *Controller) readRxBuf(n int) error {
 }
 
 // rxDataLen is how many data bytes follow a READ RX BUFFER header (instruction,
-// SIDH, SIDL, EID8, EID0, DLC): none for a remote frame (RTR: SIDL.SRR for a
-// standard identifier, DLC.RTR for an extended one), else the DLC, 9..15 meaning 8
-// as in classic CAN.
+// SIDH, SIDL, EID8, EID0, DLC): none for a remote frame, else its length.
 func rxDataLen(head []byte) int {
-	sidl, dlc := head[BufSIDL], head[BufDLC]
-	if sidl&SIDLEXIDE != 0 && dlc&DLCRTR != 0 || sidl&SIDLEXIDE == 0 && sidl&SIDLSRR != 0 {
+	length, remote := rxShape(head[BufSIDL], head[BufDLC])
+	if remote {
 		return 0
 	}
-	return int(min(dlc&DLCMask, 8))
+	return int(length)
+}
+
+// rxShape reads a received frame's length and RTR from its SIDL and DLC registers:
+// RTR is SIDL.SRR for a standard identifier and DLC.RTR for an extended one (IDE
+// set); DLC 9..15 means 8 data bytes in classic CAN.
+func rxShape(sidl, dlc byte) (length uint8, remote bool) {
+	if sidl&SIDLEXIDE != 0 {
+		remote = dlc&DLCRTR != 0
+	} else {
+		remote = sidl&SIDLSRR != 0
+	}
+	return min(dlc&DLCMask, 8), remote
 }
