@@ -3,6 +3,7 @@ package bcm2835_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"cand/hw/bcm2835"
 	"cand/hw/pinout"
@@ -180,5 +181,43 @@ func TestTransferThenDoesNotAllocate(t *testing.T) {
 		}
 	}); a != 0 {
 		t.Errorf("TransferThen: %v allocations", a)
+	}
+}
+
+// Every byte in order at and around the FIFO's boundaries (48 is RXR's level, 64
+// the FIFO), polled at 9.6 MHz and with sleeps at 1 MHz (a stated 10 µs wake-up,
+// so the wait rule sleeps), one chip select and one DONE per transfer.
+func TestTransferFIFOBoundaries(t *testing.T) {
+	for _, clk := range []uint32{10_000_000, 1_000_000} {
+		sleeps := 0
+		r := newRig(t, nil, bcm2835.SPIOptions{Sleep: func(time.Duration) { sleeps++ }, WakeLatency: 10 * time.Microsecond})
+		sl := &csLog{}
+		if err := r.soc.AttachSPI(sl, pinout.PinCE1, false); err != nil {
+			t.Fatal(err)
+		}
+		d := r.device(t, bcm2835.DeviceConfig{ClockHz: clk, CS: bcm2835.ChipSelect{Native: 1}})
+		for _, n := range []int{1, 47, 48, 49, 63, 64, 65, 127, 128, 129, 200} {
+			sl.bytes, sl.asserts, sl.releases = 0, 0, 0
+			done := r.soc.SPI0().Stats().DoneWrites
+			tx, rx := make([]byte, n), make([]byte, n)
+			for i := range tx {
+				tx[i] = byte(i*13 + n)
+			}
+			if err := d.Transfer(tx, rx, nil); err != nil {
+				t.Fatalf("%d Hz, %d bytes: %v", clk, n, err)
+			}
+			for i := range rx {
+				if rx[i] != ^tx[i] {
+					t.Fatalf("%d Hz, %d bytes: rx[%d] = %#x, want %#x", clk, n, i, rx[i], ^tx[i])
+				}
+			}
+			st := r.soc.SPI0().Stats()
+			if sl.bytes != n || sl.asserts != 1 || sl.releases != 1 || sl.stray != 0 || st.DoneWrites != done+1 || st.Underflows != 0 || st.LostWrites != 0 || st.Aborted != 0 {
+				t.Errorf("%d Hz, %d bytes: slave saw %d bytes in %d/%d chip selects (%d outside), model %+v", clk, n, sl.bytes, sl.asserts, sl.releases, sl.stray, st)
+			}
+		}
+		if clk == 1_000_000 && sleeps == 0 {
+			t.Errorf("1 MHz with a 10 µs wake-up: no transfer slept")
+		}
 	}
 }
