@@ -20,9 +20,15 @@ const DefaultPollBudget = 20 * time.Microsecond
 // floor is well above the slowest transfer measured with both cores busy (~8 ms
 // under stress-ng, docs/BENCHMARKS.md): a dead SPI0 is a hardware fault, and 20 ms
 // to notice it costs nothing, while a false alarm stops the daemon.
+//
+// Only time the transfer watched counts: a gap of more than stallAwayNs between two
+// of its clock reads while it waits (far more than one poll, a status read and a
+// clock read, takes) is time this thread was descheduled or asleep, not time the
+// controller failed to deliver in.
 const (
 	stallFactor  = 16
 	stallFloorNs = 20_000_000
+	stallAwayNs  = 100_000
 )
 
 // SPIOptions configures the SPI0 engine.

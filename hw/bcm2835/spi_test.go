@@ -329,3 +329,94 @@ func TestTransferSleepsOnlyWhatPays(t *testing.T) {
 		t.Errorf("64 bytes at 9.6 MHz with a 100 µs wake-up: slept %v (Slept %v, %d ns): want it polled", asked, tm.Slept, tm.SleptNs)
 	}
 }
+
+// pollSPI0 is a controller whose bytes advance with the status polls, not with
+// time: every third CS read completes one byte. On the CS read numbered stallAt it
+// blocks the calling thread for away first: the thread is descheduled while the
+// controller, like the virtual Pi's whose time stops with the CPU thread's stalls,
+// gets nowhere.
+type pollSPI0 struct {
+	cs           uint32
+	tx, rx       []byte
+	polls        int
+	stallAt      int
+	away         time.Duration
+	sawLongPause bool
+}
+
+func (p *pollSPI0) Load(off uint32) uint32 {
+	switch off {
+	case bcm2835.SPICS:
+		p.polls++
+		if p.polls == p.stallAt {
+			time.Sleep(p.away)
+			p.sawLongPause = true
+		}
+		if p.polls%3 == 0 && len(p.tx) > 0 && p.cs&bcm2835.CSTA != 0 {
+			p.rx = append(p.rx, ^p.tx[0])
+			p.tx = p.tx[1:]
+		}
+		v := p.cs
+		if len(p.tx) < 64 {
+			v |= bcm2835.CSTXD
+		}
+		if len(p.rx) > 0 {
+			v |= bcm2835.CSRXD
+		}
+		if p.cs&bcm2835.CSTA != 0 && len(p.tx) == 0 {
+			v |= bcm2835.CSDONE
+		}
+		return v
+	case bcm2835.SPIFIFO:
+		if len(p.rx) == 0 {
+			return 0
+		}
+		b := p.rx[0]
+		p.rx = p.rx[1:]
+		return uint32(b)
+	}
+	return 0
+}
+
+func (p *pollSPI0) Store(off, v uint32) {
+	switch off {
+	case bcm2835.SPICS:
+		if v&bcm2835.CSCLEARTX != 0 {
+			p.tx = p.tx[:0]
+		}
+		if v&bcm2835.CSCLEARRX != 0 {
+			p.rx = p.rx[:0]
+		}
+		p.cs = v &^ (bcm2835.CSCLEARRX | bcm2835.CSCLEARTX | bcm2835.CSDONE)
+	case bcm2835.SPIFIFO:
+		if p.cs&bcm2835.CSTA != 0 {
+			p.tx = append(p.tx, byte(v))
+		}
+	}
+}
+
+// A thread descheduled for longer than the stall limit in the middle of a transfer
+// has not watched the controller meanwhile: once it runs again and the bytes come,
+// the transfer completes; it is not reported as a stopped controller.
+func TestTransferDescheduledIsNoStall(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	ctl := &pollSPI0{stallAt: 4, away: 30 * time.Millisecond} // the look again after it (poll 5) finds nothing either
+	spi := bcm2835.NewSPI(ctl, g, bcm2835.SPIOptions{CoreClockHz: core, WakeLatency: time.Millisecond})
+	d, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: -1, GPIO: 22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, rx := []byte{1, 2, 3, 4, 5, 6}, make([]byte, 6)
+	if err := d.Transfer(tx, rx, nil); err != nil {
+		t.Fatalf("descheduled for %v mid-transfer: %v", ctl.away, err)
+	}
+	if !ctl.sawLongPause {
+		t.Fatal("the transfer ended before the pause: the test did not test it")
+	}
+	for i := range rx {
+		if rx[i] != ^tx[i] {
+			t.Fatalf("rx = % x, want the complement of % x", rx, tx)
+		}
+	}
+}

@@ -143,13 +143,18 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 	long := int64(n)*d.byteNs > s.budgetNs
 	maySleep := long
 	last = start
+	watch, looked := start, start // the watch for progress began; the clock was last read
 	rxi := 0
 	for rxi < n {
 		st := r.Load(SPICS)
 		if st&CSRXD == 0 {
 			now := s.now()
+			if now-looked > stallAwayNs {
+				watch += now - looked // away, not watching (spi.go, stall limits)
+			}
+			looked = now
 			inflight := int64(txi - rxi)
-			if now-last > stallFactor*inflight*d.slowByte+stallFloorNs {
+			if now-watch > stallFactor*inflight*d.slowByte+stallFloorNs {
 				// Look again after reading the clock: if this thread was
 				// descheduled between the status read and the clock read,
 				// the bytes may have arrived meanwhile.
@@ -186,6 +191,7 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 		}
 		rxi += k
 		last = s.now()
+		watch, looked = last, last
 		if t.FirstByte == 0 {
 			t.FirstByte = last
 		}
