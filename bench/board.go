@@ -208,7 +208,11 @@ func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]TransferResult, e
 	}
 	defer saved.Restore()
 	open := func(budget time.Duration) (*bcm2835.Device, func(), error) {
-		sp := bcm2835.NewSPI(regs.spi0, g, bcm2835.SPIOptions{CoreClockHz: regs.coreHz, MinCoreClockHz: regs.minCoreHz, PollBudget: budget})
+		opt := bcm2835.SPIOptions{CoreClockHz: regs.coreHz, MinCoreClockHz: regs.minCoreHz, PollBudget: budget}
+		if budget == SleepBudget {
+			opt.WakeLatency = SleepBudget // the sleeping side sleeps every wait
+		}
+		sp := bcm2835.NewSPI(regs.spi0, g, opt)
 		d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
 		return d, func() {}, err
 	}

@@ -74,8 +74,9 @@ func rate(br uint32) string {
 }
 
 // TransferSizes are the SPI transfer sizes compared: READ STATUS (2 bytes), READ RX
-// BUFFER of an 8-byte frame (14), and a full FIFO (64).
-var TransferSizes = []int{2, 14, 64}
+// BUFFER of an 8-byte frame (14), half a FIFO (32), a full FIFO (64), and more than
+// the FIFO holds (200).
+var TransferSizes = []int{2, 14, 32, 64, 200}
 
 // Run runs scenarios and the transfer comparison, reporting progress to progress.
 func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, progress io.Writer) (*Report, error) {

@@ -1,6 +1,10 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+
+	"cand/hw/bcm2835"
+)
 
 // Targets checks cand's goals against rep. Goals whose scenario or transfer size
 // is not in rep are left out.
@@ -39,7 +43,7 @@ func Targets(rep *Report) []Target {
 		}
 	}
 	for _, x := range rep.Transfers {
-		if x.Bytes == 2 || x.Bytes == 14 {
+		if x.Bytes <= bcm2835.SPIFIFOSize { // up to what the FIFO holds at once
 			t = append(t, Target{
 				Goal:     fmt.Sprintf("polling-first %d-byte transfer p50 ≤ 1.3 × wire time", x.Bytes),
 				Measured: fmt.Sprintf("%.2f µs = %.2f × wire %.2f µs", x.PollP50, x.PollVsWire, x.WireUs),

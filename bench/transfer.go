@@ -15,9 +15,10 @@ import (
 // gives SCLK 9.6 MHz (CDIV 26) for a 10 MHz request, 936 ns a byte.
 const TransferCoreHz = 250_000_000
 
-// SleepBudget is the poll budget of the "sleep for every transfer" side: 0 means
-// the default (20 µs) to the SPI engine, so the smallest budget, 1 ns, stands for
-// none — every wait for bytes in flight goes to nanosleep.
+// SleepBudget is the poll budget and wake-up latency of the "sleep for every
+// transfer" side: 0 means the default (20 µs) and a measured wake-up to the SPI
+// engine, so the smallest figure, 1 ns, stands for none — every wait for bytes in
+// flight goes to nanosleep.
 const SleepBudget = time.Nanosecond
 
 // echoSlave answers each byte with its complement.
@@ -79,7 +80,11 @@ func echoDevice(budget time.Duration) (*bcm2835.Device, error) {
 	if err := s.AttachSPI(echoSlave{}, pinout.PinCE0, false); err != nil {
 		return nil, fmt.Errorf("bench: attaching the test slave: %w", err)
 	}
-	sp := bcm2835.NewSPI(s.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: TransferCoreHz, PollBudget: budget})
+	opt := bcm2835.SPIOptions{CoreClockHz: TransferCoreHz, PollBudget: budget}
+	if budget == SleepBudget {
+		opt.WakeLatency = SleepBudget
+	}
+	sp := bcm2835.NewSPI(s.SPI0(), g, opt)
 	d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: 0}})
 	if err != nil {
 		return nil, fmt.Errorf("bench: SPI device: %w", err)

@@ -101,7 +101,7 @@ func newPortRigProbe(t *testing.T, probe *Probe) *portRig {
 // probeCheck wraps the SPI device and records the analyzer pins' levels while each
 // transfer runs.
 type probeCheck struct {
-	dev       Transport
+	dev       *bcm2835.Device
 	r         *portRig
 	spiHigh   int // transfers during which the SPI pin was high
 	intHigh   int // ... and the interrupt pin
@@ -109,6 +109,16 @@ type probeCheck struct {
 }
 
 func (p *probeCheck) Transfer(tx, rx []byte, t *bcm2835.Timing) error {
+	p.sample()
+	return p.dev.Transfer(tx, rx, t)
+}
+
+func (p *probeCheck) TransferThen(tx, rx []byte, first int, more func([]byte) int, t *bcm2835.Timing) (int, error) {
+	p.sample()
+	return p.dev.TransferThen(tx, rx, first, more, t)
+}
+
+func (p *probeCheck) sample() {
 	p.transfers++
 	if p.r.gpio.Level(probePins[1]) {
 		p.spiHigh++
@@ -116,7 +126,6 @@ func (p *probeCheck) Transfer(tx, rx []byte, t *bcm2835.Timing) error {
 	if p.r.gpio.Level(probePins[0]) {
 		p.intHigh++
 	}
-	return p.dev.Transfer(tx, rx, t)
 }
 
 func (r *portRig) advance() {

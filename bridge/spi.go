@@ -15,9 +15,10 @@ type Transport interface {
 // SPI adapts a Transport to mcp2515.SPI and records each transfer's timing by kind
 // and completion (poll or sleep). It holds no lock: only the owner thread calls it.
 type SPI struct {
-	dev Transport
-	m   *metrics.Controller
-	t   bcm2835.Timing
+	dev  Transport
+	then TransportThen // dev, if it can lengthen a transfer; else nil
+	m    *metrics.Controller
+	t    bcm2835.Timing
 	// handlerStart is set when an interrupt's handler starts; the next transfer's
 	// CS-down closes the handler → first CS-down stage.
 	handlerStart int64
@@ -27,7 +28,8 @@ type SPI struct {
 
 // NewSPI returns the adapter for one controller; probe may be nil.
 func NewSPI(dev Transport, m *metrics.Controller, probe *Probe) *SPI {
-	return &SPI{dev: dev, m: m, probe: probe}
+	then, _ := dev.(TransportThen)
+	return &SPI{dev: dev, then: then, m: m, probe: probe}
 }
 
 // BeginInterrupt notes the start of an interrupt handler at ns.
@@ -36,11 +38,34 @@ func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.inInterrupt = ns, tru
 // EndInterrupt closes the interrupt's accounting.
 func (s *SPI) EndInterrupt() { s.handlerStart, s.inInterrupt = 0, false }
 
+// TransportThen is a Transport that can lengthen a transfer under one chip select
+// (bcm2835.Device.TransferThen).
+type TransportThen interface {
+	TransferThen(tx, rx []byte, first int, more func(head []byte) int, t *bcm2835.Timing) (int, error)
+}
+
 // Transfer implements mcp2515.SPI.
 func (s *SPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	s.probe.spi(true)
 	err := s.dev.Transfer(tx, rx, &s.t)
 	s.probe.spi(false)
+	return s.record(op, len(tx), err)
+}
+
+// TransferThen implements mcp2515.SPIThen. Over a Transport that cannot lengthen
+// a transfer it shifts all of tx.
+func (s *SPI) TransferThen(op mcp2515.Op, tx, rx []byte, first int, more func([]byte) int) (int, error) {
+	if s.then == nil {
+		return len(tx), s.Transfer(op, tx, rx)
+	}
+	s.probe.spi(true)
+	n, err := s.then.TransferThen(tx, rx, first, more, &s.t)
+	s.probe.spi(false)
+	return n, s.record(op, n, err)
+}
+
+// record counts a transfer of n bytes that ended with err, and its timing.
+func (s *SPI) record(op mcp2515.Op, n int, err error) error {
 	if err != nil {
 		s.m.SPIErrors.Inc()
 		return err
@@ -56,10 +81,10 @@ func (s *SPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	} else {
 		s.m.Polls.Inc()
 	}
-	s.m.ObserveTransfer(op, completion, s.t.CSUp-s.t.CSDown, len(tx))
+	s.m.ObserveTransfer(op, completion, s.t.CSUp-s.t.CSDown, n)
 	if s.inInterrupt {
 		s.m.RXSPITransfers.Inc()
-		s.m.RXSPIBytes.Add(uint64(len(tx)))
+		s.m.RXSPIBytes.Add(uint64(n))
 	}
 	return nil
 }

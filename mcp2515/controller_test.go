@@ -64,6 +64,12 @@ func (r *rig) resetCounts()                { r.xfers, r.bytes = 0, 0 }
 
 func newRig(t *testing.T, bitrate uint32) *rig {
 	t.Helper()
+	return newRigOn(t, bitrate, func(r *rig) mcp2515.SPI { return r })
+}
+
+// newRigOn is newRig with the controller's SPI transport made from the rig.
+func newRigOn(t *testing.T, bitrate uint32, spi func(*rig) mcp2515.SPI) *rig {
+	t.Helper()
 	r := &rig{t: t, byteNs: 900, bitNs: int64(1e9 / bitrate)}
 	r.bus = canbus.New(bitrate)
 	r.chip = mcpchip.New(16_000_000, r.bus)
@@ -81,7 +87,7 @@ func newRig(t *testing.T, bitrate uint32) *rig {
 		t.Fatal(err)
 	}
 	r.advance(0)
-	r.ctl = mcp2515.New(r, r, mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Mode: mcp2515.ModeNormal, Bitrate: bitrate}, r.clock)
+	r.ctl = mcp2515.New(spi(r), r, mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Mode: mcp2515.ModeNormal, Bitrate: bitrate}, r.clock)
 	if err := r.ctl.Init(); err != nil {
 		t.Fatal(err)
 	}

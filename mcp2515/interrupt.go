@@ -7,10 +7,12 @@ import "go.einride.tech/can"
 const maxPasses = 16
 
 // HandleInterrupt services the chip until INT is released: each pass is one READ
-// STATUS (2 bytes), then one READ RX BUFFER (14 bytes, which also clears RXnIF when
-// CS rises) per full buffer in bus order, then one BIT MODIFY for finished TX
-// buffers. When INT stays low with no RX/TX flag, the error pass reads the error
-// registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
+// STATUS (2 bytes), then one READ RX BUFFER (6 header bytes and the frame's data
+// bytes, at most 14; it also clears RXnIF when CS rises) per full buffer in bus
+// order, then one BIT MODIFY for finished TX buffers. When INT stays low with no
+// RX/TX flag, the error pass reads the error registers. An isolated received frame
+// costs exactly 2 transfers and 8 + its data length bytes (16 for 8 data bytes;
+// 16 for any frame over an SPI that cannot lengthen a transfer, readRxBuf).
 //
 // It returns done=false if INT was still asserted after maxPasses passes, and
 // ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering.
@@ -168,9 +170,7 @@ func (c *Controller) readRXB0(sink Sink, rxb1Empty bool) error {
 // readRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) and
 // hands the frame to the sink.
 func (c *Controller) readRX(n int, sink Sink) error {
-	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
-	clear(c.tx[1:14])
-	if err := c.spi.Transfer(OpReadRxBuf, c.tx[:14], c.rx[:14]); err != nil {
+	if err := c.readRxBuf(n); err != nil {
 		return err
 	}
 	decodeRX(&c.frame, c.rx[1:14])

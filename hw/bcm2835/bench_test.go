@@ -46,16 +46,17 @@ func BenchmarkGPIO(b *testing.B) {
 
 // Transfers at 10 MHz (9.6 MHz at 250 MHz core) on the sim: wire time, and the
 // measured CS-down→CS-up time per transfer as a median (cs-p50-ns: the engine's
-// cost; the mean also carries every preemption of this noisy machine).
+// cost; the mean also carries every preemption of this noisy machine), its ratio to
+// the wire time, and the fraction of CS-down→CS-up not spent asleep (polled/op).
 func BenchmarkTransfer(b *testing.B) {
-	for _, n := range []int{2, 14, 200} {
+	for _, n := range []int{2, 14, 32, 48, 64, 200} {
 		b.Run(itoa(n)+"B", func(b *testing.B) {
 			r := newRig(b, nil, bcm2835.SPIOptions{})
 			d := r.device(b, ce0)
 			tx, rx := make([]byte, n), make([]byte, n)
 			var tm bcm2835.Timing
 			var samples [4096]int64
-			var cs int64
+			var cs, sleptNs int64
 			i, slept := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -68,13 +69,16 @@ func BenchmarkTransfer(b *testing.B) {
 				if tm.Slept {
 					slept++
 				}
+				sleptNs += tm.SleptNs
 			}
 			got := samples[:min(i, len(samples))]
 			slices.Sort(got)
 			b.ReportMetric(float64(tm.WireNs), "wire-ns")
 			b.ReportMetric(float64(got[len(got)/2]), "cs-p50-ns")
 			b.ReportMetric(float64(cs)/float64(i), "cs-mean-ns")
+			b.ReportMetric(float64(got[len(got)/2])/float64(tm.WireNs), "p50/wire")
 			b.ReportMetric(float64(slept)/float64(i), "slept/op")
+			b.ReportMetric(1-float64(sleptNs)/float64(cs), "polled/op")
 		})
 	}
 }
@@ -84,4 +88,47 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// READ RX BUFFER's shape on the sim at 9.6 MHz: the fixed 14-byte transfer against
+// TransferThen's 6-byte header and then the data bytes the DLC asks for (the echo
+// slave complements: tx[5] = ^dlc answers dlc). cs-p50-ns against wire-ns shows
+// what the second part's FIFO turnaround costs.
+func BenchmarkReadRxBuffer(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		size int
+		dlc  int // -1: a plain Transfer of size bytes
+	}{{"Transfer-14B", 14, -1}, {"Then-6+8B", 14, 8}, {"Transfer-8B", 8, -1}, {"Then-6+0B", 14, 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newRig(b, nil, bcm2835.SPIOptions{})
+			d := r.device(b, ce0)
+			tx, rx := make([]byte, c.size), make([]byte, c.size)
+			if c.dlc >= 0 {
+				tx[5] = ^byte(c.dlc)
+			}
+			var tm bcm2835.Timing
+			var samples [4096]int64
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if c.dlc < 0 {
+					err = d.Transfer(tx, rx, &tm)
+				} else {
+					_, err = d.TransferThen(tx, rx, 6, dlcMore, &tm)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				samples[i%len(samples)] = tm.CSUp - tm.CSDown
+				i++
+			}
+			got := samples[:min(i, len(samples))]
+			slices.Sort(got)
+			b.ReportMetric(float64(tm.WireNs), "wire-ns")
+			b.ReportMetric(float64(got[len(got)/2]), "cs-p50-ns")
+			b.ReportMetric(float64(got[len(got)*9/10]), "cs-p90-ns")
+		})
+	}
 }

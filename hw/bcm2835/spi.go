@@ -3,6 +3,8 @@ package bcm2835
 import (
 	"fmt"
 	"time"
+
+	"cand/internal/mono"
 )
 
 // DefaultPollBudget is how long a transfer polls before it considers sleeping: in
@@ -18,9 +20,15 @@ const DefaultPollBudget = 20 * time.Microsecond
 // floor is well above the slowest transfer measured with both cores busy (~8 ms
 // under stress-ng, docs/BENCHMARKS.md): a dead SPI0 is a hardware fault, and 20 ms
 // to notice it costs nothing, while a false alarm stops the daemon.
+//
+// Only time the transfer watched counts: a gap of more than stallAwayNs between two
+// of its clock reads while it waits (far more than one poll, a status read and a
+// clock read, takes) is time this thread was descheduled or asleep, not time the
+// controller failed to deliver in.
 const (
 	stallFactor  = 16
 	stallFloorNs = 20_000_000
+	stallAwayNs  = 100_000
 )
 
 // SPIOptions configures the SPI0 engine.
@@ -32,8 +40,13 @@ type SPIOptions struct {
 	// long a transfer may take before it is declared stuck.
 	MinCoreClockHz uint32
 	// PollBudget is the wait a transfer spins through; a longer wait for bytes in
-	// flight sleeps for all but PollBudget of it. 0 means DefaultPollBudget.
+	// flight sleeps for the part of it beyond the wake-up latency (wait.go) and
+	// polls the rest. 0 means DefaultPollBudget.
 	PollBudget time.Duration
+	// WakeLatency is what a Sleep is taken to overshoot by (its wake-up cost,
+	// margin included). 0 means measure it now with a few short sleeps
+	// (calibrateWake, wait.go).
+	WakeLatency time.Duration
 	// Sleep is called for the long waits. nil means nanosleep(2) on Linux, which
 	// blocks the (locked) owner thread for about the time asked; time.Sleep goes
 	// through the runtime's timers, whose sub-millisecond sleeps take ~1 ms.
@@ -48,6 +61,7 @@ type SPI struct {
 	coreHz    uint32
 	minCoreHz uint32
 	budgetNs  int64
+	wakeNs    int64 // the wake-up latency sleepPart assumes
 	sleep     func(time.Duration)
 
 	// cspol holds CSPOL0/CSPOL1 for every native device: each CS write carries all
@@ -76,8 +90,19 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 	if s.sleep == nil {
 		s.sleep = threadSleep
 	}
+	s.wakeNs = int64(opt.WakeLatency)
+	if s.wakeNs <= 0 {
+		s.wakeNs = calibrateWake(s.sleep, s.now)
+	}
 	return s
 }
+
+// now is the clock every transfer's timing and waits are read on.
+func (s *SPI) now() int64 { return mono.Now() }
+
+// WakeLatency is the wake-up latency the engine's waits assume (SPIOptions.WakeLatency,
+// or what was measured when it was built).
+func (s *SPI) WakeLatency() time.Duration { return time.Duration(s.wakeNs) }
 
 // CoreClockHz returns the core clock dividers are sized for.
 func (s *SPI) CoreClockHz() uint32 { return s.coreHz }

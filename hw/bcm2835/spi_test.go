@@ -125,7 +125,9 @@ func equal(a, b []string) bool { return strings.Join(a, " ") == strings.Join(b, 
 
 func TestTransferTiming(t *testing.T) {
 	slept := 0
-	r := newRig(t, nil, bcm2835.SPIOptions{Sleep: func(d time.Duration) { slept++; time.Sleep(d) }})
+	// time.Sleep's wake-up (the runtime's timers) can take a millisecond; a stated
+	// wake-up latency keeps the sleep decision below independent of it.
+	r := newRig(t, nil, bcm2835.SPIOptions{Sleep: func(d time.Duration) { slept++; time.Sleep(d) }, WakeLatency: 100 * time.Microsecond})
 	d := r.device(t, ce0)
 	if d.SCLKHz() != 9_615_384 || d.CDIV() != 26 || d.ByteNs() != 936 {
 		t.Fatalf("SCLK %d CDIV %d byte %d ns, want 9615384, 26, 936", d.SCLKHz(), d.CDIV(), d.ByteNs())
@@ -278,5 +280,143 @@ func TestTransferSlowerCoreClock(t *testing.T) {
 	}
 	if slow := bcm2835.WireNs(250_000_000, 40, 10); tm.CSUp-tm.CSDown < slow {
 		t.Fatalf("10 bytes at 6.25 MHz took %d ns, less than their wire time %d", tm.CSUp-tm.CSDown, slow)
+	}
+}
+
+// A long wait sleeps only for the part beyond the wake-up latency, and a wait
+// shorter than the wake-up is polled through however far beyond the budget it is.
+// The bytes, their order and the timing stay those of a polled transfer.
+func TestTransferSleepsOnlyWhatPays(t *testing.T) {
+	const wake = 100 * time.Microsecond
+	var asked []time.Duration
+	r := newRig(t, nil, bcm2835.SPIOptions{Sleep: func(d time.Duration) { asked = append(asked, d) }, WakeLatency: wake})
+	if r.spi.WakeLatency() != wake {
+		t.Fatalf("WakeLatency %v, want the %v given", r.spi.WakeLatency(), wake)
+	}
+	slow := r.device(t, bcm2835.DeviceConfig{ClockHz: 1_000_000, CS: bcm2835.ChipSelect{Native: 0}})
+	tx, rx := make([]byte, 200), make([]byte, 200)
+	for i := range tx {
+		tx[i] = byte(i)
+	}
+	var tm bcm2835.Timing
+	if err := slow.Transfer(tx, rx, &tm); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rx {
+		if rx[i] != ^tx[i] {
+			t.Fatalf("rx[%d] = %#x, want %#x", i, rx[i], ^tx[i])
+		}
+	}
+	// 64 bytes in flight at 1 MHz: 64 × 9 µs = 576 µs of wait at most, of which
+	// the last 100 µs are polled.
+	limit := time.Duration(64*slow.ByteNs()) - wake
+	if len(asked) == 0 || !tm.Slept || tm.SleptNs <= 0 {
+		t.Fatalf("200 bytes at 1 MHz: %d sleeps, Slept %v, SleptNs %d: want it to sleep", len(asked), tm.Slept, tm.SleptNs)
+	}
+	for _, d := range asked {
+		if d <= 0 || d > limit {
+			t.Errorf("slept %v: want 0 < sleep ≤ %v (wait − wake-up)", d, limit)
+		}
+	}
+	// At 9.6 MHz 64 bytes take 59.9 µs, beyond the 20 µs budget but below the
+	// wake-up: polled.
+	asked = nil
+	fast := r.device(t, ce0)
+	if err := fast.Transfer(make([]byte, 64), make([]byte, 64), &tm); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 0 || tm.Slept || tm.SleptNs != 0 {
+		t.Errorf("64 bytes at 9.6 MHz with a 100 µs wake-up: slept %v (Slept %v, %d ns): want it polled", asked, tm.Slept, tm.SleptNs)
+	}
+}
+
+// pollSPI0 is a controller whose bytes advance with the status polls, not with
+// time: every third CS read completes one byte. On the CS read numbered stallAt it
+// blocks the calling thread for away first: the thread is descheduled while the
+// controller, like the virtual Pi's whose time stops with the CPU thread's stalls,
+// gets nowhere.
+type pollSPI0 struct {
+	cs           uint32
+	tx, rx       []byte
+	polls        int
+	stallAt      int
+	away         time.Duration
+	sawLongPause bool
+}
+
+func (p *pollSPI0) Load(off uint32) uint32 {
+	switch off {
+	case bcm2835.SPICS:
+		p.polls++
+		if p.polls == p.stallAt {
+			time.Sleep(p.away)
+			p.sawLongPause = true
+		}
+		if p.polls%3 == 0 && len(p.tx) > 0 && p.cs&bcm2835.CSTA != 0 {
+			p.rx = append(p.rx, ^p.tx[0])
+			p.tx = p.tx[1:]
+		}
+		v := p.cs
+		if len(p.tx) < 64 {
+			v |= bcm2835.CSTXD
+		}
+		if len(p.rx) > 0 {
+			v |= bcm2835.CSRXD
+		}
+		if p.cs&bcm2835.CSTA != 0 && len(p.tx) == 0 {
+			v |= bcm2835.CSDONE
+		}
+		return v
+	case bcm2835.SPIFIFO:
+		if len(p.rx) == 0 {
+			return 0
+		}
+		b := p.rx[0]
+		p.rx = p.rx[1:]
+		return uint32(b)
+	}
+	return 0
+}
+
+func (p *pollSPI0) Store(off, v uint32) {
+	switch off {
+	case bcm2835.SPICS:
+		if v&bcm2835.CSCLEARTX != 0 {
+			p.tx = p.tx[:0]
+		}
+		if v&bcm2835.CSCLEARRX != 0 {
+			p.rx = p.rx[:0]
+		}
+		p.cs = v &^ (bcm2835.CSCLEARRX | bcm2835.CSCLEARTX | bcm2835.CSDONE)
+	case bcm2835.SPIFIFO:
+		if p.cs&bcm2835.CSTA != 0 {
+			p.tx = append(p.tx, byte(v))
+		}
+	}
+}
+
+// A thread descheduled for longer than the stall limit in the middle of a transfer
+// has not watched the controller meanwhile: once it runs again and the bytes come,
+// the transfer completes; it is not reported as a stopped controller.
+func TestTransferDescheduledIsNoStall(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
+	ctl := &pollSPI0{stallAt: 4, away: 30 * time.Millisecond} // the look again after it (poll 5) finds nothing either
+	spi := bcm2835.NewSPI(ctl, g, bcm2835.SPIOptions{CoreClockHz: core, WakeLatency: time.Millisecond})
+	d, err := spi.Device(bcm2835.DeviceConfig{ClockHz: 10_000_000, CS: bcm2835.ChipSelect{Native: -1, GPIO: 22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, rx := []byte{1, 2, 3, 4, 5, 6}, make([]byte, 6)
+	if err := d.Transfer(tx, rx, nil); err != nil {
+		t.Fatalf("descheduled for %v mid-transfer: %v", ctl.away, err)
+	}
+	if !ctl.sawLongPause {
+		t.Fatal("the transfer ended before the pause: the test did not test it")
+	}
+	for i := range rx {
+		if rx[i] != ^tx[i] {
+			t.Fatalf("rx = % x, want the complement of % x", rx, tx)
+		}
 	}
 }

@@ -3,18 +3,17 @@ package bcm2835
 import (
 	"fmt"
 	"time"
-
-	"cand/internal/mono"
 )
 
-// Timing is what one transfer measured, in CLOCK_MONOTONIC ns (internal/mono).
+// Timing is what one transfer measured, in ns on the SPI engine's clock (SPI.now).
 type Timing struct {
 	CSDown    int64 // chip select asserted (TA written, or the GPIO driven active)
 	FirstByte int64 // first received byte seen in the RX FIFO
 	LastByte  int64 // last received byte read
 	CSUp      int64 // chip select released
-	WireNs    int64 // expected wire time: n × 9 SCLK periods at the highest core clock
+	WireNs    int64 // expected wire time: the bytes shifted × 9 SCLK periods at the highest core clock
 	Slept     bool  // the transfer slept instead of polling for part of its wait
+	SleptNs   int64 // time spent in sleeps; the rest of CSDown → CSUp was polled or the engine's own work
 }
 
 // rxrLevel is how many bytes RXR guarantees are in the RX FIFO (¾ of 64).
@@ -30,23 +29,56 @@ const rxrLevel = 48
 // with this device's mode, CS field and every native CE's polarity, CLEAR_RX and
 // CLEAR_TX; CLK; GPIO chip select active; TA; then up to 64 bytes into the TX FIFO
 // before waiting. While running it drains RX and refills TX, keeping at most 64
-// bytes in flight so neither FIFO can overflow (TX halts when RX is full). Waits
-// for bytes in flight longer than the poll budget sleep for all but the budget.
-// At the end it waits for DONE, clears TA and writes DONE (the controller's quirk:
-// "transmission sometimes breaks unless DONE is written at the end of every
-// transfer", kernel spi-bcm2835), then releases a GPIO chip select.
+// bytes in flight so neither FIFO can overflow (TX halts when RX is full). A wait
+// for bytes in flight longer than the poll budget sleeps for the part of it a
+// wake-up pays for and polls the rest (sleepPart, wait.go). At the end it waits
+// for DONE, clears TA and writes DONE (the controller's quirk: "transmission
+// sometimes breaks unless DONE is written at the end of every transfer", kernel
+// spi-bcm2835), then releases a GPIO chip select.
 func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	n := len(tx)
 	if rx != nil && len(rx) != n {
 		return fmt.Errorf("bcm2835: SPI0 transfer with %d bytes to send but a %d-byte receive buffer: pass rx nil or len(rx) == len(tx)", n, len(rx))
 	}
+	_, err := d.transfer(tx, rx, n, nil, t)
+	return err
+}
+
+// TransferThen is a transfer whose length is decided while it runs: it asserts the
+// chip select, shifts tx[:first] out and as many bytes into rx, and calls more with
+// rx[:first]; more returns how many further bytes of tx (0 to len(tx)−first) to
+// shift, the chip select still asserted, before it is released. It returns the
+// bytes shifted. An MCP2515's READ RX BUFFER so reads a frame's header, then only
+// the data bytes its DLC asks for (the chip increments the address while CS stays
+// low: MCP2515 datasheet DS20001801J §12.4). TA stays set between the two parts,
+// so the FIFO is only refilled: the second part costs one FIFO turnaround (the
+// last byte's read, more, the first new byte's write), not a new transfer. more
+// runs with the chip select held: it must be short, must not allocate and must not
+// use the device. len(rx) must equal len(tx); t is as for Transfer. It does not
+// allocate.
+func (d *Device) TransferThen(tx, rx []byte, first int, more func(head []byte) int, t *Timing) (int, error) {
+	if len(rx) != len(tx) {
+		return 0, fmt.Errorf("bcm2835: SPI0 transfer with %d bytes to send but a %d-byte receive buffer: TransferThen reads what it sends, pass len(rx) == len(tx)", len(tx), len(rx))
+	}
+	if first < 1 || first > len(tx) {
+		return 0, fmt.Errorf("bcm2835: SPI0 transfer whose first part is %d of %d bytes: pass 1 ≤ first ≤ len(tx)", first, len(tx))
+	}
+	if more == nil {
+		return 0, fmt.Errorf("bcm2835: SPI0 TransferThen without a more function: pass one, or use Transfer for a fixed length")
+	}
+	return d.transfer(tx, rx, first, more, t)
+}
+
+// transfer is Transfer of tx[:first], then, if more is not nil, of the bytes more
+// asks for, all under one chip select.
+func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Timing) (int, error) {
 	var scratch Timing
 	if t == nil {
 		t = &scratch
 	}
-	*t = Timing{WireNs: int64(n) * d.byteNs}
-	if n == 0 {
-		return nil
+	*t = Timing{WireNs: int64(first) * d.byteNs}
+	if first == 0 {
+		return 0, nil
 	}
 	s := d.spi
 	r := s.regs
@@ -57,36 +89,86 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, d.activeLvl)
 	}
-	t.CSDown = mono.Now()
+	t.CSDown = s.now()
 	r.Store(SPICS, cs|CSTA)
+	var head []byte
+	if rx != nil {
+		head = rx[:first]
+	}
+	n := first
+	got, last := d.shift(tx[:first], head, t.CSDown, t)
+	var bad error
+	if got == first && more != nil {
+		switch k := more(head); {
+		case k < 0 || k > len(tx)-first:
+			bad = fmt.Errorf("bcm2835: SPI0 transfer of %d bytes asked for %d more with room for %d: the more function must return 0..len(tx)-first", first, k, len(tx)-first)
+		case k > 0:
+			n += k
+			t.WireNs += int64(k) * d.byteNs
+			var g int
+			g, last = d.shift(tx[first:n], rx[first:n], last, t)
+			got += g
+		}
+	}
+	if got < n {
+		return got, d.stuck(cs, n, got, t)
+	}
+	t.LastByte = last
+	for r.Load(SPICS)&CSDONE == 0 {
+		if s.now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
+			return got, d.stuck(cs, n, got, t)
+		}
+	}
+	r.Store(SPICS, cs|CSDONE)
+	if d.gpioCS >= 0 {
+		s.gpio.Write(d.gpioCS, !d.activeLvl)
+	}
+	t.CSUp = s.now()
+	return n, bad
+}
+
+// shift clocks tx out and len(tx) bytes into rx (nil: discarded) with TA already
+// set and the TX FIFO empty, start being when the first byte could start. It
+// returns the bytes received (fewer than len(tx) if the controller stopped) and
+// when the last progress was seen.
+func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int64) {
+	s := d.spi
+	r := s.regs
+	n := len(tx)
 	txi := min(n, SPIFIFOSize)
 	for _, b := range tx[:txi] {
 		r.Store(SPIFIFO, uint32(b))
 	}
 
-	long := t.WireNs > s.budgetNs
+	long := int64(n)*d.byteNs > s.budgetNs
 	maySleep := long
-	last := t.CSDown // last progress
+	last = start
+	watch, looked := start, start // the watch for progress began; the clock was last read
 	rxi := 0
 	for rxi < n {
 		st := r.Load(SPICS)
 		if st&CSRXD == 0 {
-			now := mono.Now()
+			now := s.now()
+			if now-looked > stallAwayNs {
+				watch += now - looked // away, not watching (spi.go, stall limits)
+			}
+			looked = now
 			inflight := int64(txi - rxi)
-			if now-last > stallFactor*inflight*d.slowByte+stallFloorNs {
+			if now-watch > stallFactor*inflight*d.slowByte+stallFloorNs {
 				// Look again after reading the clock: if this thread was
 				// descheduled between the status read and the clock read,
 				// the bytes may have arrived meanwhile.
 				if r.Load(SPICS)&CSRXD != 0 {
 					continue
 				}
-				return d.stuck(cs, n, rxi, t)
+				return rxi, last
 			}
 			if maySleep {
 				maySleep = false
-				if wait := inflight*d.byteNs - (now - last) - s.budgetNs; wait > 0 {
+				if sl := sleepPart(inflight*d.byteNs-(now-last), s.budgetNs, s.wakeNs); sl > 0 {
 					t.Slept = true
-					s.sleep(time.Duration(wait))
+					s.sleep(time.Duration(sl))
+					t.SleptNs += s.now() - now
 				}
 			}
 			continue
@@ -107,11 +189,12 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 				r.Load(SPIFIFO)
 			}
 		}
-		if rxi == 0 {
-			t.FirstByte = mono.Now()
-		}
 		rxi += k
-		last = mono.Now()
+		last = s.now()
+		watch, looked = last, last
+		if t.FirstByte == 0 {
+			t.FirstByte = last
+		}
 		if txi < n {
 			for txi < n && txi-rxi < SPIFIFOSize {
 				r.Store(SPIFIFO, uint32(tx[txi]))
@@ -120,18 +203,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 			maySleep = long
 		}
 	}
-	t.LastByte = last
-	for r.Load(SPICS)&CSDONE == 0 {
-		if mono.Now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
-			return d.stuck(cs, n, rxi, t)
-		}
-	}
-	r.Store(SPICS, cs|CSDONE)
-	if d.gpioCS >= 0 {
-		s.gpio.Write(d.gpioCS, !d.activeLvl)
-	}
-	t.CSUp = mono.Now()
-	return nil
+	return rxi, last
 }
 
 // stuck abandons a transfer the controller stopped clocking: TA off, FIFOs cleared,
@@ -143,7 +215,7 @@ func (d *Device) stuck(cs uint32, n, got int, t *Timing) error {
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}
-	t.CSUp = mono.Now()
+	t.CSUp = s.now()
 	return fmt.Errorf("bcm2835: SPI0 stopped after %d of %d bytes (CS=%#08x, expected wire time %v at %d Hz SCLK): "+
 		"the controller is not clocking — check that SPI0 is mapped at the right peripheral base, that the kernel's spi-bcm2835 "+
 		"is not bound to it (disable dtparam=spi), and that the core clock is right",
