@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -87,14 +88,17 @@ func TestErrorFramesOff(t *testing.T) {
 func busOffRig(t *testing.T, restartMs int) (r *rig, busFree func()) {
 	t.Helper()
 	r = newRigConfig(t).board(config.SimBoardPi4).forceTurbo().restartMs(restartMs).peer(answerPeer("echo", 1)).start()
+	// The bus stays stuck until busFree says otherwise: a fixed window of board time
+	// could end before the owner loads the frame on a loaded host.
 	clk := r.pi.Clock()
-	now := clk.Reach()
-	stuckUntil := now + int64(200*time.Millisecond)
-	r.pi.Node(0).Bus.StuckDominant(now, stuckUntil)
+	bus := r.pi.Node(0).Bus
+	bus.StuckDominant(clk.Reach(), math.MaxInt64)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	return r, func() {
 		t.Helper()
-		waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > stuckUntil })
+		end := clk.Reach()
+		bus.EndStuck(end)
+		waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > end })
 	}
 }
 

@@ -44,6 +44,17 @@ func (b *Bus) StuckDominant(from, until int64) {
 	b.Schedule(b.stuckOn, from)
 }
 
+// EndStuck ends the StuckDominant fault at at (not before the bus's now) instead of
+// its until: for a fault held until a test or a soak says it is over.
+func (b *Bus) EndStuck(at int64) {
+	b.mu.Lock()
+	defer b.Unlock()
+	b.stuckUntil = at
+	if b.stuck {
+		b.Schedule(b.stuckOff, at)
+	}
+}
+
 func (b *Bus) stuckStart(at int64) {
 	if b.bitrate == 0 {
 		return

@@ -87,3 +87,23 @@ func TestStuckDominant(t *testing.T) {
 		t.Fatalf("recessive sequences while stuck: %d", seq)
 	}
 }
+
+// A stuck bus held until further notice is released by EndStuck: frames start 11
+// recessive bits after the release, not at the fault's original end.
+func TestEndStuck(t *testing.T) {
+	b := New(1_000_000)
+	listener(t, b)
+	tx := listener(t, b)
+	advance(b, t0)
+	b.StuckDominant(t0, t0+3_600_000_000_000)
+	tx.Send(can.Frame{ID: 0x42})
+	advance(b, t0+500_000)
+	if s := tx.Stats(); s.Sent != 0 || s.TxErrors == 0 {
+		t.Fatalf("tx while stuck %+v, want errors and nothing sent", s)
+	}
+	b.EndStuck(t0 + 500_000)
+	advance(b, t0+700_000)
+	if s := tx.Stats(); s.Sent != 1 {
+		t.Fatalf("frame not sent after EndStuck: %+v", s)
+	}
+}
