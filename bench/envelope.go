@@ -47,6 +47,9 @@ type EnvelopeSettings struct {
 	Bitrates []uint32          `json:"bitrates"`
 	Lengths  []string          `json:"lengths"`
 	StepS    float64           `json:"step_s"`
+	// StopAtFirstLoss ends a step at its first RX overflow or sequence gap: the
+	// step has failed, and the search needs no more of it (Scenario.StopAtFirstLoss).
+	StopAtFirstLoss bool `json:"stop_at_first_loss"`
 	// ClockRule is hardware.sim_cpu of every step (strict).
 	ClockRule config.SimCPU `json:"clock_rule"`
 	// IntPollWindowUs is the controllers' int_poll_window, the configuration's
@@ -62,16 +65,22 @@ type EnvelopeSettings struct {
 
 // EnvelopeStep is one run at one load.
 type EnvelopeStep struct {
-	LoadPercent int     `json:"load_percent"`
-	Lossless    bool    `json:"lossless"`
-	DurationS   float64 `json:"duration_s"`
-	Offered     uint64  `json:"frames_offered"`
-	Received    uint64  `json:"frames_received"`
-	Lost        uint64  `json:"frames_lost"`
-	Overflows   uint64  `json:"rx_overflows"`
-	SeqGaps     uint64  `json:"sequence_gaps"`
-	Reordered   uint64  `json:"reordered,omitempty"`
-	Duplicates  uint64  `json:"duplicates,omitempty"`
+	LoadPercent int  `json:"load_percent"`
+	Lossless    bool `json:"lossless"`
+	// DurationS is the measured window in host time; StoppedAtFirstLoss says it
+	// ended early at the first loss; BoardAheadS is how far the virtual Pi's
+	// time ran ahead of the host's over the run (strict rule: cand's own time
+	// charged at the board's speed, less the host's stalls taken out).
+	DurationS          float64 `json:"duration_s"`
+	StoppedAtFirstLoss bool    `json:"stopped_at_first_loss,omitempty"`
+	BoardAheadS        float64 `json:"board_ahead_of_host_s"`
+	Offered            uint64  `json:"frames_offered"`
+	Received           uint64  `json:"frames_received"`
+	Lost               uint64  `json:"frames_lost"`
+	Overflows          uint64  `json:"rx_overflows"`
+	SeqGaps            uint64  `json:"sequence_gaps"`
+	Reordered          uint64  `json:"reordered,omitempty"`
+	Duplicates         uint64  `json:"duplicates,omitempty"`
 	// Error is why the step stopped early (the daemon failed): a failed step.
 	Error string `json:"error,omitempty"`
 	// LoadAvg is the host's 1-minute load average after the step.
@@ -173,9 +182,13 @@ type envelopeRun struct {
 func (r *envelopeRun) runCells(ctx context.Context, f *EnvelopeFile) error {
 	todo, steps := r.pending(f)
 	per := time.Duration(r.set.StepS*float64(time.Second)) + envelopeStepOverhead
-	fmt.Fprintf(r.progress, "envelope: %d cells, %d done, %d to run: %d to %d steps of %v (+ ~%v start and stop each): %v to %v\n",
+	early := ""
+	if r.set.StopAtFirstLoss {
+		early = "; less as failing steps stop at their first loss"
+	}
+	fmt.Fprintf(r.progress, "envelope: %d cells, %d done, %d to run: %d to %d steps of %v (+ ~%v start and stop each): %v to %v%s\n",
 		len(f.order()), len(f.order())-todo, todo, todo, steps, per-envelopeStepOverhead, envelopeStepOverhead,
-		(time.Duration(todo) * per).Round(time.Minute), (time.Duration(steps) * per).Round(time.Minute))
+		(time.Duration(todo) * per).Round(time.Minute), (time.Duration(steps) * per).Round(time.Minute), early)
 	done := 0
 	var spent time.Duration
 	for _, k := range f.order() {

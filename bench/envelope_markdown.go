@@ -15,8 +15,12 @@ func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
 	if !f.Complete() {
 		fmt.Fprintf(w, "**Partial: %d of %d cells done.**\n\n", done, len(f.order()))
 	}
-	fmt.Fprintf(w, "Highest bus load without a lost frame over %gs (%d %% steps; lost frames, RX overflows and sequence gaps all count), %s clock rule, int_poll_window %s, commit %s; host load average (1 min) during the cells %s.\n\n",
-		s.StepS, EnvelopeGridPercent, s.ClockRule, pollWindowUs(s.IntPollWindowUs), s.Commit, hostLoadText(f))
+	stop := ""
+	if s.StopAtFirstLoss {
+		stop = "; a failing step stopped at its first loss, its count is up to then"
+	}
+	fmt.Fprintf(w, "Highest bus load without a lost frame over %gs of host time (%d %% steps; lost frames, RX overflows and sequence gaps all count%s), %s clock rule, int_poll_window %s, commit %s; host load average (1 min) during the cells %s.\n\n",
+		s.StepS, EnvelopeGridPercent, stop, s.ClockRule, pollWindowUs(s.IntPollWindowUs), s.Commit, hostLoadText(f))
 	fmt.Fprint(w, "| board | frames |")
 	for _, br := range s.Bitrates {
 		fmt.Fprintf(w, " %s |", rate(br))
@@ -41,8 +45,8 @@ func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
 	}
 }
 
-// cellText is a cell as the table shows it: "100 %", "85 % (90 %: 12 lost)",
-// "< 5 % (5 %: 40 lost)".
+// cellText is a cell as the table shows it: "100 %", "85 % (90 %: 12 lost in
+// 20.0 s)", "< 5 % (5 %: 40 lost in 0.3 s)".
 func cellText(c *EnvelopeCell) string {
 	if c.FirstFailing == 0 {
 		return fmt.Sprintf("%d %%", c.HighestLossless)
@@ -54,22 +58,25 @@ func cellText(c *EnvelopeCell) string {
 	return fmt.Sprintf("%s (%d %%: %s)", best, c.FirstFailing, lossText(c.Failed))
 }
 
-// lossText is what a failed step lost: the frames lost, or, when none was
-// missing at the end, the sequence gaps (frames that came late, out of order)
-// or RX overflows; or that the step failed with an error.
+// lossText is what a failed step lost in its window (up to its first loss when
+// it stopped there): the frames lost, or, when none was missing at the end, the
+// sequence gaps (frames that came late, out of order) or RX overflows; or that
+// the step failed with an error.
 func lossText(s *EnvelopeStep) string {
+	var what string
 	switch {
 	case s == nil:
 		return "?"
 	case s.Error != "":
 		return "error"
 	case s.Lost > 0:
-		return fmt.Sprintf("%d lost", s.Lost)
+		what = fmt.Sprintf("%d lost", s.Lost)
 	case s.SeqGaps > 0:
-		return fmt.Sprintf("%d gaps", s.SeqGaps)
+		what = fmt.Sprintf("%d gaps", s.SeqGaps)
 	default:
-		return fmt.Sprintf("%d overflows", s.Overflows)
+		what = fmt.Sprintf("%d overflows", s.Overflows)
 	}
+	return fmt.Sprintf("%s in %.1f s", what, s.DurationS)
 }
 
 // pollWindowUs is the int_poll_window as the tables show it.

@@ -71,14 +71,15 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 		}
 		sc := Scenario{Name: fmt.Sprintf("envelope-%s-%s-%s-%d", board, rate(bitrate), length, load), Bitrate: bitrate,
 			DLC: 8, IntPollWindow: time.Duration(set.IntPollWindowUs * 1e3), Board: board, Rule: set.ClockRule,
-			Duration: time.Duration(set.StepS * float64(time.Second)), Workload: wl}
+			Duration: time.Duration(set.StepS * float64(time.Second)), Workload: wl, StopAtFirstLoss: set.StopAtFirstLoss}
 		res, err := RunScenario(ctx, sc, base)
 		if ctx.Err() != nil {
 			return EnvelopeStep{}, ctx.Err()
 		}
-		s := EnvelopeStep{DurationS: res.DurationS, Offered: res.FramesOffered, Received: res.FramesReceived,
-			Lost: res.FramesLost, Overflows: res.RXOverflows, SeqGaps: res.SeqGaps, Reordered: res.Reordered,
-			Duplicates: res.Duplicates}
+		s := EnvelopeStep{DurationS: res.DurationS, BoardAheadS: res.Clock.AheadMs / 1e3, Offered: res.FramesOffered,
+			Received: res.FramesReceived, Lost: res.FramesLost, Overflows: res.RXOverflows, SeqGaps: res.SeqGaps,
+			Reordered: res.Reordered, Duplicates: res.Duplicates}
+		s.StoppedAtFirstLoss = set.StopAtFirstLoss && res.DurationS < 0.999*set.StepS
 		if err != nil {
 			s.Error = err.Error()
 		} else if res.ClockRule != string(set.ClockRule) || res.Board != string(board) {
@@ -100,6 +101,9 @@ type EnvelopeOptions struct {
 	// Config is cfg's path, for the record; Commit cand's version.
 	Config string
 	Commit string
+	// FullSteps runs every step for its whole window, also after a loss (the
+	// loss over the step, at up to twice the time).
+	FullSteps bool
 	// Out is the JSON document's path; Fresh starts over even if it holds
 	// cells of the same settings.
 	Out   string
@@ -119,7 +123,7 @@ func RunEnvelope(ctx context.Context, cfg *config.Config, o EnvelopeOptions, pro
 	}
 	set := EnvelopeSettings{Boards: o.Boards, Bitrates: o.Bitrates, Lengths: o.Lengths, StepS: o.Step.Seconds(),
 		ClockRule: config.SimCPUStrict, IntPollWindowUs: us(cfg.Controllers[0].IntPollWindow.D()),
-		Config: o.Config, SPIClockHz: cfg.Controllers[0].SPI.ClockHz, Commit: o.Commit}
+		Config: o.Config, SPIClockHz: cfg.Controllers[0].SPI.ClockHz, Commit: o.Commit, StopAtFirstLoss: !o.FullSteps}
 	if set.Boards == nil {
 		set.Boards = EnvelopeBoards
 	}

@@ -178,10 +178,10 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 	EnvelopeMarkdown(&md, f)
 	want := `| board | frames | 125k | 1M |
 |---|---|---:|---:|
-| pi-zero | dlc0 | 100 % | 40 % (45 %: 45 lost) |
+| pi-zero | dlc0 | 100 % | 40 % (45 %: 45 lost in 1.0 s) |
 | pi-zero | mix | 100 % | 100 % |
 | pi4 | dlc0 | 100 % | 100 % |
-| pi4 | mix | 100 % | < 5 % (5 %: 5 lost) |
+| pi4 | mix | 100 % | < 5 % (5 %: 5 lost in 1.0 s) |
 `
 	if got := md.String(); strings.Contains(got, "Partial") || !strings.HasSuffix(got, want) {
 		t.Errorf("table:\n%s\nwant it to end with:\n%s", got, want)
@@ -274,5 +274,30 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	}
 	if _, err := os.Stat(out + ".tmp"); !os.IsNotExist(err) {
 		t.Errorf("temporary file left: %v", err)
+	}
+}
+
+// A failing step ends at its first loss: the Pi Zero's profile loses frames of
+// a 1 Mbit/s bus full of 0-byte frames at once.
+func TestEnvelopeStepStopsAtFirstLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon on the virtual Pi for a step; not in -short")
+	}
+	cfg, err := config.Load("../deploy/sim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := BaseOf(cfg)
+	set := EnvelopeSettings{StepS: 30, ClockRule: config.SimCPUStrict, StopAtFirstLoss: true}
+	s, err := piStep(&base, set)(context.Background(), config.SimBoardPiZero, 1_000_000, LengthDLC0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.judge()
+	if s.Lossless {
+		t.Skipf("the Pi Zero profile lost nothing at 1M, DLC 0, 100 %% (%+v): this test needs a load that loses frames", s)
+	}
+	if !s.StoppedAtFirstLoss || s.Overflows+s.SeqGaps == 0 {
+		t.Errorf("step %+v: want it stopped at its first overflow or gap", s)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]
 // [-loopback] [-check BASELINE [-tolerance PCT]]`, or `cand bench -envelope
-// [-step DURATION] [-fresh] [-config FILE] [-out DIR]`: the pipeline and SPI engine
+// [-step DURATION] [-full-steps] [-fresh] [-config FILE] [-out DIR]`: the pipeline and SPI engine
 // benchmark (package bench), on the virtual Pi, or with -loopback what needs no
 // bus on the board the configuration names (a real Pi with hardware.backend:
 // bcm2835). It prints the Markdown tables on stdout, progress on stderr, and the
@@ -37,6 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	tol := fs.Float64("tolerance", bench.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
 	envelope := fs.Bool("envelope", false, "find the highest bus load without a lost frame per board, bitrate and frame length (strict rule; resumes OUT/envelope.json)")
 	step := fs.Duration("step", bench.EnvelopeStepDefault, "with -envelope: each load step's measured window")
+	full := fs.Bool("full-steps", false, "with -envelope: run a failing step for its whole window (its loss over the step) instead of stopping it at its first loss (up to twice the time)")
 	fresh := fs.Bool("fresh", false, "with -envelope: start over instead of resuming the cells already in OUT/envelope.json")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -48,7 +49,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if *envelope {
 		return runEnvelope(cfg, bench.EnvelopeOptions{Step: *step, Config: *path, Commit: version,
-			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh}, stdout, stderr)
+			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh, FullSteps: *full}, stdout, stderr)
 	}
 	if cfg.Hardware.Backend == config.BackendBCM2835 && !*loopback {
 		fmt.Fprintf(stderr, "cand bench: %s has hardware.backend bcm2835: on a real board only what needs no bus runs; add -loopback\n", *path)
