@@ -74,6 +74,8 @@ type EnvelopeStep struct {
 	DurationS          float64 `json:"duration_s"`
 	StoppedAtFirstLoss bool    `json:"stopped_at_first_loss,omitempty"`
 	BoardAheadS        float64 `json:"board_ahead_of_host_s"`
+	// MixPeerLoadPercent is each mix peer's load_percent (mixShare).
+	MixPeerLoadPercent float64 `json:"mix_peer_load_percent,omitempty"`
 	Offered            uint64  `json:"frames_offered"`
 	Received           uint64  `json:"frames_received"`
 	Lost               uint64  `json:"frames_lost"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,17 +12,19 @@ import (
 	"time"
 
 	"cand/config"
+	"cand/sim/canbus"
 )
 
 // The frame lengths of the envelope:
 //   - dlc0: 0-byte frames of 1024 standard IDs in turn (the ID tells the
 //     counter modulo 1024, canbus.Peer.Seq);
 //   - dlc8: 8-byte frames of ID 0x123, the counter in the data;
-//   - mix: two load peers of half the load each, one of 1017 standard IDs
-//     (0x400...), one of 1017 extended IDs (0x18DA0000...), each ID with DLC
-//     0, 1, ..., 8 in turn; 1017 = 9 · 113 is odd, so the ID's place and a
-//     1..4-byte counter in the data tell the counter together (the Chinese
-//     remainder theorem, canbus.Peer.Seq).
+//   - mix: two load peers, one of 1017 standard IDs (0x400...), one of 1017
+//     extended IDs (0x18DA0000...), each ID with DLC 0, 1, ..., 8 in turn, each
+//     peer's load_percent chosen so the two keep the bus busy the step's load
+//     (mixShare); 1017 = 9 · 113 is odd, so the ID's place and a 1..4-byte
+//     counter in the data tell the counter together (the Chinese remainder
+//     theorem, canbus.Peer.Seq).
 const (
 	LengthDLC0 = "dlc0"
 	LengthDLC8 = "dlc8"
@@ -32,8 +35,9 @@ const (
 // turn), odd (coprime with a data counter's power-of-two modulus).
 const mixIDs = 9 * 113
 
-// envelopeWorkload is length's workload at load percent.
-func envelopeWorkload(length string, load int) (*Workload, error) {
+// envelopeWorkload is length's workload at load percent, the mix's peers at
+// share percent each (mixShare).
+func envelopeWorkload(length string, load int, share float64) (*Workload, error) {
 	peer := func(name string, ids []uint32, pct float64) Peer {
 		return Peer{SimPeer: config.SimPeer{Kind: config.PeerLoad, Name: name, IDs: ids, LoadPercent: pct}}
 	}
@@ -51,8 +55,8 @@ func envelopeWorkload(length string, load int) (*Workload, error) {
 		for i := range dlcs {
 			dlcs[i] = uint8(i % 9)
 		}
-		std := peer("std", idRange(0x400, mixIDs), float64(load)/2)
-		ext := peer("ext", idRange(0x18DA0000, mixIDs), float64(load)/2)
+		std := peer("std", idRange(0x400, mixIDs), share)
+		ext := peer("ext", idRange(0x18DA0000, mixIDs), share)
 		std.DLCs, ext.DLCs, ext.Extended = dlcs, dlcs, true
 		peers = []Peer{std, ext}
 	default:
@@ -61,11 +65,75 @@ func envelopeWorkload(length string, load int) (*Workload, error) {
 	return &Workload{Kind: length, Buses: []BusLoad{{Peers: peers}}}, nil
 }
 
+// mixBits is how long the bus model runs to measure the mix's busy time: some
+// 20,000 frames.
+const mixBits = 2_000_000
+
+// mixShare is the load_percent of each of the mix's two peers at which they
+// keep the bus busy load percent of the time (within 0.1 %), by the bus model
+// alone (sim/canbus, no daemon: the peers acknowledge each other). Two peers of
+// p % keep it busy less than 2p %: each waits after its own frame, and one's
+// frame may come due while the other's is on the wire. 100 % takes about 80 %
+// each (the two then send in turn); at 100 % each the lower IDs would win every
+// arbitration and starve the other peer.
+func mixShare(bitrate uint32, load int) (float64, error) {
+	// busy grows with p: from below load at load/2 to at least load at
+	// min(load, 90).
+	lo, hi := float64(load)/2, min(float64(load), 90)
+	for range 14 { // 45/2^14: a share within 0.003 %
+		mid := (lo + hi) / 2
+		got, err := mixBusy(bitrate, mid)
+		if err != nil {
+			return 0, err
+		}
+		if got >= float64(load)-0.1 {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Round(hi*1000) / 1000, nil
+}
+
+// mixBusy is the percentage of time the mix's peers at p % each keep the bus
+// busy, by the bus model over mixBits bit times.
+func mixBusy(bitrate uint32, p float64) (float64, error) {
+	wl, err := envelopeWorkload(LengthMix, 0, p)
+	if err != nil {
+		return 0, err
+	}
+	b := canbus.New(bitrate)
+	var peers []*canbus.Peer
+	for _, q := range wl.Buses[0].Peers {
+		pr, err := canbus.NewPeer(b, canbus.PeerSpec{Kind: canbus.PeerLoad, Name: q.Name, IDs: q.IDs,
+			Extended: q.Extended, DLCs: q.DLCs, LoadPercent: q.LoadPercent})
+		if err != nil {
+			return 0, err
+		}
+		peers = append(peers, pr)
+	}
+	for _, pr := range peers {
+		pr.Start(0)
+	}
+	end := b.Bits(mixBits)
+	b.Lock()
+	b.AdvanceTo(end)
+	b.Unlock()
+	return 100 * float64(b.Stats().BusyNs) / float64(end), nil
+}
+
 // piStep runs one step on the virtual Pi: the daemon with cfg's settings (base)
 // and poll window, the board profile and the strict rule.
 func piStep(base *Base, set EnvelopeSettings) cellRunner {
 	return func(ctx context.Context, board config.SimBoard, bitrate uint32, length string, load int) (EnvelopeStep, error) {
-		wl, err := envelopeWorkload(length, load)
+		var share float64
+		if length == LengthMix {
+			var err error
+			if share, err = mixShare(bitrate, load); err != nil {
+				return EnvelopeStep{}, err
+			}
+		}
+		wl, err := envelopeWorkload(length, load, share)
 		if err != nil {
 			return EnvelopeStep{}, err
 		}
@@ -80,6 +148,7 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 			Received: res.FramesReceived, Lost: res.FramesLost, Overflows: res.RXOverflows, SeqGaps: res.SeqGaps,
 			Reordered: res.Reordered, Duplicates: res.Duplicates}
 		s.StoppedAtFirstLoss = set.StopAtFirstLoss && res.DurationS < 0.999*set.StepS
+		s.MixPeerLoadPercent = share
 		if err != nil {
 			s.Error = err.Error()
 		} else if res.ClockRule != string(set.ClockRule) || res.Board != string(board) {
@@ -137,7 +206,7 @@ func RunEnvelope(ctx context.Context, cfg *config.Config, o EnvelopeOptions, pro
 		set.StepS = EnvelopeStepDefault.Seconds()
 	}
 	for _, l := range set.Lengths {
-		if _, err := envelopeWorkload(l, 100); err != nil {
+		if _, err := envelopeWorkload(l, 100, 80); err != nil {
 			return nil, err
 		}
 	}

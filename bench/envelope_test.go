@@ -200,7 +200,7 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 
 func TestEnvelopeWorkloads(t *testing.T) {
 	for _, l := range EnvelopeLengths {
-		wl, err := envelopeWorkload(l, 90)
+		wl, err := envelopeWorkload(l, 90, 60)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,21 +208,43 @@ func TestEnvelopeWorkloads(t *testing.T) {
 		if _, err := sc.config(nil); err != nil {
 			t.Errorf("%s: %v", l, err)
 		}
-		var sum float64
+		var loads []float64
 		for _, p := range wl.Buses[0].Peers {
-			sum += p.LoadPercent
+			loads = append(loads, p.LoadPercent)
 		}
-		if sum != 90 {
-			t.Errorf("%s: the peers' loads add up to %g %%, want 90", l, sum)
+		want := []float64{90}
+		if l == LengthMix {
+			want = []float64{60, 60}
+		}
+		if !reflect.DeepEqual(loads, want) {
+			t.Errorf("%s: the peers' loads are %v %%, want %v", l, loads, want)
 		}
 	}
-	if _, err := envelopeWorkload("dlc3", 50); err == nil || !strings.Contains(err.Error(), "use dlc0, dlc8, mix") {
+	if _, err := envelopeWorkload("dlc3", 50, 0); err == nil || !strings.Contains(err.Error(), "use dlc0, dlc8, mix") {
 		t.Errorf("unknown length: %v", err)
 	}
 }
 
-// One cell on the virtual Pi with a short step: at 125 kbit/s a Pi 4 loses
-// nothing at 100 %, so the cell takes one step.
+// The mix's peers together keep the bus busy the step's load, by the bus
+// model, within 0.1 % below to 1 % above.
+func TestMixShareKeepsTheBusBusyTheLoad(t *testing.T) {
+	for _, load := range []int{100, 85, 50, 5} {
+		p, err := mixShare(500_000, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		busy, err := mixBusy(500_000, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy < float64(load)-0.1 || busy > float64(load)+1 || p < float64(load)/2 || p > 90 {
+			t.Errorf("load %d %%: share %g %% keeps the bus %.2f %% busy", load, p, busy)
+		}
+	}
+}
+
+// One cell on the virtual Pi with a short step: at 10 kbit/s (some 80 frames a
+// second) a Pi 4 loses nothing at 100 %, so the cell takes one step.
 func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the daemon on the virtual Pi for a step; not in -short")
@@ -233,7 +255,7 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), EnvelopeOut)
 	var progress bytes.Buffer
-	o := EnvelopeOptions{Boards: []config.SimBoard{config.SimBoardPi4}, Bitrates: []uint32{125_000}, Lengths: []string{LengthDLC8},
+	o := EnvelopeOptions{Boards: []config.SimBoard{config.SimBoardPi4}, Bitrates: []uint32{10_000}, Lengths: []string{LengthDLC8},
 		Step: 300 * time.Millisecond, Config: "deploy/sim.yaml", Commit: "test", Out: out}
 	f, err := RunEnvelope(context.Background(), cfg, o, &progress)
 	if err != nil {
@@ -251,7 +273,7 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 		t.Errorf("step %+v", s)
 	}
 	if c.ClockRule != config.SimCPUStrict || c.IntPollWindowUs != us(cfg.Controllers[0].IntPollWindow.D()) || c.Commit != "test" ||
-		c.Board != config.SimBoardPi4 || c.Bitrate != 125_000 || c.Length != LengthDLC8 {
+		c.Board != config.SimBoardPi4 || c.Bitrate != 10_000 || c.Length != LengthDLC8 {
 		t.Errorf("cell %+v", c)
 	}
 	if !strings.Contains(progress.String(), "envelope: 1 cells, 0 done, 1 to run: 1 to 6 steps") {
