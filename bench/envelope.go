@@ -87,6 +87,9 @@ type EnvelopeStep struct {
 	Error string `json:"error,omitempty"`
 	// LoadAvg is the host's 1-minute load average after the step.
 	LoadAvg float64 `json:"host_load_avg_1m"`
+	// Clock is what the virtual Pi's clock charged and removed over the step's
+	// run: where a loss at a low load came from.
+	Clock *ClockResult `json:"sim_clock,omitempty"`
 }
 
 // judge sets Lossless: nothing lost, no RX overflow, no sequence gap, no error.

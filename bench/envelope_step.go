@@ -149,6 +149,7 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 			Reordered: res.Reordered, Duplicates: res.Duplicates}
 		s.StoppedAtFirstLoss = set.StopAtFirstLoss && res.DurationS < 0.999*set.StepS
 		s.MixPeerLoadPercent = share
+		s.Clock = &res.Clock
 		if err != nil {
 			s.Error = err.Error()
 		} else if res.ClockRule != string(set.ClockRule) || res.Board != string(board) {
