@@ -243,9 +243,10 @@ func TestMixShareKeepsTheBusBusyTheLoad(t *testing.T) {
 	}
 }
 
-// One cell on the virtual Pi with a short step: at 10 kbit/s (some 80 frames a
-// second) a Pi 4 loses nothing at 100 %, so the cell takes one step.
-func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
+// simConfig is deploy/sim.yaml, for the tests that run the daemon on the
+// virtual Pi (not in -short).
+func simConfig(t *testing.T) *config.Config {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the daemon on the virtual Pi for a step; not in -short")
 	}
@@ -253,6 +254,13 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// One cell on the virtual Pi with a short step: at 10 kbit/s (some 80 frames a
+// second) a Pi 4 loses nothing at 100 %, so the cell takes one step.
+func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
+	cfg := simConfig(t)
 	out := filepath.Join(t.TempDir(), EnvelopeOut)
 	var progress bytes.Buffer
 	o := EnvelopeOptions{Boards: []config.SimBoard{config.SimBoardPi4}, Bitrates: []uint32{10_000}, Lengths: []string{LengthDLC8},
@@ -302,13 +310,7 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 // A failing step ends at its first loss: the Pi Zero's profile loses frames of
 // a 1 Mbit/s bus full of 0-byte frames at once.
 func TestEnvelopeStepStopsAtFirstLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the daemon on the virtual Pi for a step; not in -short")
-	}
-	cfg, err := config.Load("../deploy/sim.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := simConfig(t)
 	base := BaseOf(cfg)
 	set := EnvelopeSettings{StepS: 30, ClockRule: config.SimCPUStrict, StopAtFirstLoss: true}
 	s, err := piStep(&base, set)(context.Background(), config.SimBoardPiZero, 1_000_000, LengthDLC0, 100)
