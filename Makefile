@@ -45,7 +45,7 @@ help:
 	@echo "make bench-check  bench-quick compared with bench/baseline.json: fails naming every scenario that got worse"
 	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
 	@echo "make soak         cand on the virtual Pi at 100 % load with random faults for SOAK_TIME=$(SOAK_TIME), then the conservation report"
-	@echo "make envelope     the highest lossless bus load per board, bitrate, frame length, strict rule (< 1 h; ENVELOPE_STEP=$(ENVELOPE_STEP) per step; resumes $(BUILD)/bench/envelope.json)"
+	@echo "make envelope     the highest lossless bus load per board, bitrate, frame length, strict rule (~12 min here; ENVELOPE_STEP=$(ENVELOPE_STEP) per step; resumes $(BUILD)/bench/envelope.json)"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
 	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
 	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
