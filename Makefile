@@ -27,7 +27,7 @@ ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/ ./bridge/ 
 # test binary again as a subprocess (the kernel cannot exec the emulated binary).
 ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow|TestLink|TestTXUnderFullRXLoad|TestDaemonDropsPrivileges|TestDropPrivilegesHelper|TestRuntimeCaps|TestChipResetAndUnplug|TestChipAbsentAtStart|TestINTStuckLow|TestTXFloodAtExit|TestStatus|TestMetricsUnderLoad|TestMetricsAuthRateLimit|TestWatchdog|TestReload|TestSocketFailure
 
-.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-check bench-go fuzz soak clean
+.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-check bench-go envelope fuzz soak clean
 
 all: build
 
@@ -45,6 +45,7 @@ help:
 	@echo "make bench-check  bench-quick compared with bench/baseline.json: fails naming every scenario that got worse"
 	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
 	@echo "make soak         cand on the virtual Pi at 100 % load with random faults for SOAK_TIME=$(SOAK_TIME), then the conservation report"
+	@echo "make envelope     the highest lossless bus load per board, bitrate, frame length, strict rule (~12 min here; ENVELOPE_STEP=$(ENVELOPE_STEP) per step; resumes $(BUILD)/bench/envelope.json)"
 	@echo "make bench-go     Go benchmarks of the hot paths (SPI engine, GPIO, metrics, chip model)"
 	@echo "make build        $(BUILD)/cand, static (also: make, make all)"
 	@echo "make cross        static builds for linux/arm (GOARM=6, 7) and linux/arm64; go vet for arm (GOARM=6) and arm64"
@@ -120,6 +121,15 @@ bench-quick: build
 # Refresh the baseline with: make bench-quick && cp $(BUILD)/bench/bench.json bench/baseline.json
 bench-check: build
 	$(BUILD)/cand bench -quick -config deploy/sim.yaml -out $(BUILD)/bench -check bench/baseline.json
+
+# envelope (docs/BENCHMARKS.md, "Envelope"): for pi-zero, pi3 and pi4 at 125k, 250k,
+# 500k and 1M with DLC 0, DLC 8 and a mix, the highest bus load in 5 % steps without a
+# lost frame over ENVELOPE_STEP, under the strict rule with deploy/sim.yaml's
+# settings; prints the table, writes $(BUILD)/bench/envelope.json after each cell
+# and resumes it (ENVELOPE_FLAGS=-fresh starts over).
+ENVELOPE_STEP ?= 20s
+envelope: build
+	$(BUILD)/cand bench -envelope -step $(ENVELOPE_STEP) -config deploy/sim.yaml -out $(BUILD)/bench $(ENVELOPE_FLAGS)
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./hw/... ./metrics/ ./sim/... ./socketcan/ ./internal/mono/

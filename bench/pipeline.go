@@ -54,6 +54,9 @@ type Scenario struct {
 	Workload *Workload
 	// Kernel also runs the workload the kernel driver's way (kernel.go).
 	Kernel bool
+	// StopAtFirstLoss ends the measured window early at the first RX overflow
+	// or sequence gap (a search that only asks whether a load loses frames).
+	StopAtFirstLoss bool
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -164,6 +167,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	w := window{m: m}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
+	if sc.StopAtFirstLoss {
+		r.lost = func() bool { return m.RXOverflows.Load() != w.overflows0 || sum(r.streams, false).gaps > 0 }
+	}
 	var busy busyWatch
 	busy.tid, busy.err = spy.wait(2 * time.Second)
 	chip := pi.Node(0).Chip

@@ -180,6 +180,7 @@ type reader struct {
 	tx      *txWriter     // nil without a TX stream
 	txDone  func() uint64 // frames the driver reported sent (TX-done), for the drain
 	txDone0 uint64
+	lost    func() bool // when set, the window ends as soon as it reports a loss
 
 	errorFrames, stray uint64
 	elapsed            time.Duration
@@ -242,7 +243,7 @@ func (r *reader) run(ctx context.Context, dur time.Duration, begin, stop func())
 	var drainUntil time.Time
 	for {
 		now := time.Now()
-		if !stopped && !now.Before(deadline) {
+		if !stopped && (!now.Before(deadline) || (r.lost != nil && r.lost())) {
 			r.elapsed = now.Sub(start)
 			for _, s := range r.streams {
 				s.sentEnd = s.sent()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -15,12 +16,15 @@ import (
 )
 
 // runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]
-// [-loopback] [-check BASELINE [-tolerance PCT]]`: the pipeline and SPI engine
+// [-loopback] [-check BASELINE [-tolerance PCT]]`, or `cand bench -envelope
+// [-step DURATION] [-full-steps] [-fresh] [-config FILE] [-out DIR]`: the pipeline and SPI engine
 // benchmark (package bench), on the virtual Pi, or with -loopback what needs no
 // bus on the board the configuration names (a real Pi with hardware.backend:
 // bcm2835). It prints the Markdown tables on stdout, progress on stderr, and the
 // paths of the JSON and SVG it writes; with -check it compares the run with a
-// baseline report and exits 1 if a scenario got worse.
+// baseline report and exits 1 if a scenario got worse; with -envelope it finds
+// the highest lossless bus load per board, bitrate and frame length
+// (bench.RunEnvelope), resuming DIR/envelope.json.
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cand bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,6 +35,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	loopback := fs.Bool("loopback", false, "run only what needs no bus, on the configured board: the SPI engine with the MCP2515 answering, and the pipeline with the controller in loopback mode (on a real Pi: hardware.backend bcm2835, as root, cand not running)")
 	check := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
 	tol := fs.Float64("tolerance", bench.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
+	envelope := fs.Bool("envelope", false, "find the highest bus load without a lost frame per board, bitrate and frame length (strict rule; resumes OUT/envelope.json)")
+	step := fs.Duration("step", bench.EnvelopeStepDefault, "with -envelope: each load step's measured window")
+	full := fs.Bool("full-steps", false, "with -envelope: run a failing step for its whole window (its loss over the step) instead of stopping it at its first loss (up to twice the time)")
+	fresh := fs.Bool("fresh", false, "with -envelope: start over instead of resuming the cells already in OUT/envelope.json")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,6 +46,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
+	}
+	if *envelope {
+		return runEnvelope(cfg, bench.EnvelopeOptions{Step: *step, Config: *path, Commit: version,
+			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh, FullSteps: *full}, stdout, stderr)
 	}
 	if cfg.Hardware.Backend == config.BackendBCM2835 && !*loopback {
 		fmt.Fprintf(stderr, "cand bench: %s has hardware.backend bcm2835: on a real board only what needs no bus runs; add -loopback\n", *path)
@@ -114,6 +126,27 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		if len(worse) > 0 {
 			return 1
 		}
+	}
+	return 0
+}
+
+// runEnvelope is `cand bench -envelope`: the table on stdout once the run ends
+// (also when interrupted: the cells done so far, marked partial).
+func runEnvelope(cfg *config.Config, o bench.EnvelopeOptions, stdout, stderr io.Writer) int {
+	if o.Step <= 0 {
+		fmt.Fprintf(stderr, "cand bench: -step %v: give a positive duration, e.g. 20s\n", o.Step)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	f, err := bench.RunEnvelope(ctx, cfg, o, stderr)
+	if f != nil {
+		bench.EnvelopeMarkdown(stdout, f)
+		fmt.Fprintf(stdout, "JSON: %s\n", o.Out)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	return 0
 }
