@@ -43,7 +43,7 @@ func Markdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 		clockTables(w, rep)
 		tableHead(w, "Stage latencies (µs)",
-			"Clock: host = cand's own CLOCK_MONOTONIC stamps (the bridge's histograms): on the virtual Pi they hold host stalls the board's clock took out and miss the board's slower CPU, so they are not the board's latencies; board = measured by the virtual Pi in the board's time (board_int_low: INT asserted → released).",
+			"Clock: board = the virtual Pi's time, which cand's own stamps (the bridge's histograms) are read in as on a real Pi, and the board's own measure (board_int_low: INT asserted → released).",
 			"| scenario | stage | clock | count | p50 | p90 | p99 | p99.9 | max |",
 			"|---|---|:---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
@@ -174,7 +174,7 @@ func burstTable(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "Reference (the kernel's mcp251x and spi-bcm2835 on a Pi 2, %s): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs as SPI polling grew longer; first CS-down → last CS-up %.1f µs → %.1f µs. "+
 				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",
 				r.Source, r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
-			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs (host clock) | int_handled p99 µs (host clock) | handling µs/burst | reference xfers | reference handling µs |")
+			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs (board clock) | int_handled p99 µs (board clock) | handling µs/burst | reference xfers | reference handling µs |")
 			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		}
 		b := s.Burst

@@ -241,7 +241,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Clock = clockOf(pi)
 	res.Stages = stages(m)
-	res.Stages["board_int_low"] = boardStage(pi.INTLow(0).Snapshot())
+	res.Stages["board_int_low"] = stageOf(pi.INTLow(0).Snapshot())
 	res.RXHistogram = rxBuckets(d.Metrics)
 	if sc.Burst > 1 {
 		res.Burst = burstOf(sc, m, &w)

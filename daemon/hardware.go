@@ -6,6 +6,7 @@ import (
 	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/mono"
 )
 
 // hardware is what both backends drive alike: the SPI0 engine and GPIO block on
@@ -15,7 +16,14 @@ type hardware struct {
 	spi  *bcm2835.SPI
 	gpio *bcm2835.GPIO
 	fds  []int // INT edge-event fds, index-aligned with cfg.Controllers
+	// clk is the board's time, picked once by the backend: CLOCK_MONOTONIC on a
+	// real Pi, the virtual Pi's own clock (sim/clock) on the simulator. The SPI
+	// engine, the bridge, the driver and the bus load read it.
+	clk mono.Clock
 }
+
+// clock is the board's time (hardware.clk).
+func (h *hardware) clock() mono.Clock { return h.clk }
 
 // intLine is controller i's INT line: the fd the owner epolls for its edges, and
 // its level through the GPIO level register.

@@ -3,6 +3,8 @@ package bcm2835
 import (
 	"fmt"
 	"time"
+
+	"cand/internal/mono"
 )
 
 // DefaultPollBudget is how long a transfer polls before it considers sleeping: in
@@ -38,6 +40,9 @@ type SPIOptions struct {
 	// blocks the (locked) owner thread for about the time asked; time.Sleep goes
 	// through the runtime's timers, whose sub-millisecond sleeps take ~1 ms.
 	Sleep func(time.Duration)
+	// Clock is the board's time, which the poll budget, stall detection and
+	// Timing are read in. nil means CLOCK_MONOTONIC (internal/mono), a real Pi's.
+	Clock mono.Clock
 }
 
 // SPI is the SPI0 controller (BCM2835 ARM Peripherals §10) driven in polled mode.
@@ -49,6 +54,7 @@ type SPI struct {
 	minCoreHz uint32
 	budgetNs  int64
 	sleep     func(time.Duration)
+	clock     mono.Clock
 
 	// cspol holds CSPOL0/CSPOL1 for every native device: each CS write carries all
 	// of them, so an unselected CE stays at its own device's inactive level.
@@ -66,6 +72,7 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 		minCoreHz: opt.MinCoreClockHz,
 		budgetNs:  int64(opt.PollBudget),
 		sleep:     opt.Sleep,
+		clock:     opt.Clock,
 	}
 	if s.minCoreHz == 0 || s.minCoreHz > s.coreHz {
 		s.minCoreHz = s.coreHz

@@ -3,11 +3,9 @@ package bcm2835
 import (
 	"fmt"
 	"time"
-
-	"cand/internal/mono"
 )
 
-// Timing is what one transfer measured, in CLOCK_MONOTONIC ns (internal/mono).
+// Timing is what one transfer measured, in ns of the board's time (SPIOptions.Clock).
 type Timing struct {
 	CSDown    int64 // chip select asserted (TA written, or the GPIO driven active)
 	FirstByte int64 // first received byte seen in the RX FIFO
@@ -57,7 +55,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, d.activeLvl)
 	}
-	t.CSDown = mono.Now()
+	t.CSDown = s.clock.Now()
 	r.Store(SPICS, cs|CSTA)
 	txi := min(n, SPIFIFOSize)
 	for _, b := range tx[:txi] {
@@ -71,7 +69,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	for rxi < n {
 		st := r.Load(SPICS)
 		if st&CSRXD == 0 {
-			now := mono.Now()
+			now := s.clock.Now()
 			inflight := int64(txi - rxi)
 			if now-last > stallFactor*inflight*d.slowByte+stallFloorNs {
 				// Look again after reading the clock: if this thread was
@@ -108,10 +106,10 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 			}
 		}
 		if rxi == 0 {
-			t.FirstByte = mono.Now()
+			t.FirstByte = s.clock.Now()
 		}
 		rxi += k
-		last = mono.Now()
+		last = s.clock.Now()
 		if txi < n {
 			for txi < n && txi-rxi < SPIFIFOSize {
 				r.Store(SPIFIFO, uint32(tx[txi]))
@@ -122,7 +120,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	}
 	t.LastByte = last
 	for r.Load(SPICS)&CSDONE == 0 {
-		if mono.Now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
+		if s.clock.Now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
 			return d.stuck(cs, n, rxi, t)
 		}
 	}
@@ -130,7 +128,7 @@ func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}
-	t.CSUp = mono.Now()
+	t.CSUp = s.clock.Now()
 	return nil
 }
 
@@ -143,7 +141,7 @@ func (d *Device) stuck(cs uint32, n, got int, t *Timing) error {
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}
-	t.CSUp = mono.Now()
+	t.CSUp = s.clock.Now()
 	return fmt.Errorf("bcm2835: SPI0 stopped after %d of %d bytes (CS=%#08x, expected wire time %v at %d Hz SCLK): "+
 		"the controller is not clocking — check that SPI0 is mapped at the right peripheral base, that the kernel's spi-bcm2835 "+
 		"is not bound to it (disable dtparam=spi), and that the core clock is right",
