@@ -111,10 +111,10 @@ func clockTables(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
-		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
-		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
-		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall"}
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall", "kernel_outlier"}
 	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
 	for _, s := range rep.Scenarios {
 		c := s.Clock
