@@ -246,7 +246,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
-			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUDedicated, SimBoard: SimBoardPi3},
+			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUStrict, SimBoard: SimBoardPi3},
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},

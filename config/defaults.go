@@ -48,12 +48,12 @@ func applyDefaults(c *Config, d *decoder) {
 		h.Backend = BackendSim
 	}
 	if !d.has("hardware.sim_cpu") {
-		// The forgiving rule stays the default until the driver times its own
-		// deadlines (poll window, poll budget, TX timeouts) in the board's time:
-		// under the strict rule they are host-time spans covering several times
-		// more board time on a slower board (docs/clock.md). deploy/sim.yaml
-		// (make run, make bench) selects strict.
-		h.SimCPU = SimCPUDedicated
+		// The strict rule: only the host's scheduler and hypervisor leave the
+		// board's time, so what the virtual Pi shows holds for a Pi. The driver
+		// reads its deadlines and latencies in the board's time (daemon/hardware.go),
+		// so they mean the same spans on the virtual Pi as on a real one
+		// (docs/clock.md).
+		h.SimCPU = SimCPUStrict
 	}
 	if !d.has("hardware.sim_board") {
 		h.SimBoard = SimBoardPi3
