@@ -253,12 +253,12 @@ func TestDefaults(t *testing.T) {
 		Status:     Status{Socket: ptr("/run/cand/status.sock")},
 		Socketcand: Socketcand{Listen: AddrPort{netip.MustParseAddrPort("127.0.0.1:29536")}, MaxClients: 8},
 		Controllers: []Controller{{
-			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,
+			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25, IntPollWindow: DefaultIntPollWindow,
 			OscillatorHz: 16_000_000, Bitrate: 500_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Interface: Interface{Name: "vcan0", Kind: KindVCAN, RcvBuf: 4 << 20, OnDelete: OnDeleteRecreate},
 		}, {
-			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE1}, IntGPIO: 24,
+			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE1}, IntGPIO: 24, IntPollWindow: DefaultIntPollWindow,
 			OscillatorHz: 16_000_000, Bitrate: 250_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Filters:   &Filters{Rollover: ptr(true)},

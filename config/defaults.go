@@ -21,10 +21,15 @@ const (
 	DefaultOscillatorHz = 16_000_000
 	DefaultRestartMs    = 100
 	DefaultTxTimeout    = Duration(time.Second)
-	DefaultRcvBuf       = 4 << 20
-	DefaultPeerPeriod   = Duration(100 * time.Millisecond)
-	DefaultPeerDLC      = 8
-	DefaultPeerIDOffset = 1
+	// DefaultIntPollWindow keeps the INT poll window on: under full RX load at
+	// 1 Mbit/s it halves what the virtual Pi 4 loses against the window off
+	// (docs/clock.md, "Lossless defaults"), and the owner loop's bound
+	// (bridge.PollsPerTurn, bridge.WindowRearms) keeps every other duty served.
+	DefaultIntPollWindow = Duration(500 * time.Microsecond)
+	DefaultRcvBuf        = 4 << 20
+	DefaultPeerPeriod    = Duration(100 * time.Millisecond)
+	DefaultPeerDLC       = 8
+	DefaultPeerIDOffset  = 1
 )
 
 // Defaults of the metrics endpoint's limits (docs/security.md).
@@ -135,6 +140,9 @@ func controllerDefaults(ct *Controller, p string, d *decoder) {
 	}
 	if !d.has(p + ".tx_timeout") {
 		ct.TxTimeout = DefaultTxTimeout
+	}
+	if !d.has(p + ".int_poll_window") {
+		ct.IntPollWindow = DefaultIntPollWindow
 	}
 	if ct.Filters != nil && ct.Filters.Rollover == nil {
 		ct.Filters.Rollover = ptr(true)

@@ -67,10 +67,8 @@ func startLoadRig(tb testing.TB, window time.Duration, n int) *loadRig {
 	// the board's speed, overflow even a Pi 4 at force_turbo (docs/clock.md).
 	c := newRigConfig(tb).clockRule(config.SimCPUDedicated).bitrate(1_000_000).
 		peer(loadPeer("flood", floodID, 8, 100)).
-		peer(periodicPeer("listener", time.Hour, 0, 0x7FF))
-	if window > 0 {
-		c.pollWindow(window)
-	}
+		peer(periodicPeer("listener", time.Hour, 0, 0x7FF)).
+		pollWindow(window)
 	lr := &loadRig{rig: c.start(), written: make([]atomic.Int64, n), sof: make([]atomic.Int64, n)}
 	rx := lr.d.Owner.Ports[0].M.RXFrames
 	lr.pi.Node(0).Bus.OnEvent(func(ev canbus.Event) {
