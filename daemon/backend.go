@@ -35,6 +35,8 @@ type backend interface {
 	// CLOCK_MONOTONIC on a real Pi, the virtual Pi's own clock (sim/clock) on the
 	// simulator, where the bus is paced (hardware.clk).
 	clock() mono.Clock
+	// seenClock is the board's time for the other threads (hardware.seen).
+	seenClock() mono.Clock
 	// report runs once the owner thread has stopped.
 	report()
 	// close gives the board back: pins restored, lines and mappings closed.

@@ -62,7 +62,7 @@ func openBCM2835(cfg *config.Config, log *slog.Logger) (*bcm2835Backend, error) 
 		return nil, err
 	}
 	h := &hardware{gpio: g}
-	h.clk = mono.Now
+	h.clk, h.seen = mono.Now, mono.Now
 	h.spi = bcm2835.NewSPI(sr, g, bcm2835.SPIOptions{CoreClockHz: core, MinCoreClockHz: board.CoreClockMinHz, PollBudget: cfg.Hardware.PollBudget.D(), Clock: h.clk})
 	var lines []*gpio.Line
 	for i := range cfg.Controllers {

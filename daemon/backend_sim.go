@@ -46,7 +46,7 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 	// Dividers sized for the board's highest core clock, as on a real Pi: SCLK
 	// never exceeds the request, and drops with the core clock.
 	minCore, maxCore := pi.CoreClockRange()
-	h := &hardware{gpio: g, clk: pi.Clock().Now}
+	h := &hardware{gpio: g, clk: pi.Clock().Now, seen: pi.Clock().Reached}
 	h.spi = bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: maxCore, MinCoreClockHz: minCore,
 		PollBudget: cfg.Hardware.PollBudget.D(), Clock: h.clk})
 	var names []string

@@ -198,6 +198,13 @@ func (c *Clock) Reach() int64 {
 	return v
 }
 
+// Reached is the latest virtual time a model was advanced to: the board's time
+// as its hardware has seen it. Unlike Now, no later removal takes the board's
+// time back below it, and reading it sets no floor: the time for a thread other
+// than the CPU's to read (a sampler), where Now, read while the CPU thread is
+// stalled, may be a time the board never reaches.
+func (c *Clock) Reached() int64 { return c.reached.Load() }
+
 // Host converts virtual time v to host CLOCK_MONOTONIC with the offset as it is
 // now: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
 func (c *Clock) Host(v int64) int64 { return v + c.off.Load() }
