@@ -22,8 +22,8 @@ const (
 	DefaultRestartMs    = 100
 	DefaultTxTimeout    = Duration(time.Second)
 	// DefaultIntPollWindow keeps the INT poll window on: under full RX load at
-	// 1 Mbit/s it halves what the virtual Pi 4 loses against the window off
-	// (docs/clock.md, "Lossless defaults"), and the owner loop's bound
+	// 1 Mbit/s the virtual Pi 3 and Pi 4 lost less with it than without in most
+	// runs (docs/clock.md, "Lossless defaults"), and the owner loop's bound
 	// (bridge.PollsPerTurn, bridge.WindowRearms) keeps every other duty served.
 	DefaultIntPollWindow = Duration(500 * time.Microsecond)
 	DefaultRcvBuf        = 4 << 20
