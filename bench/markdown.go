@@ -46,7 +46,7 @@ func Markdown(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 		clockTables(w, rep)
 		tableHead(w, "Stage latencies (µs)",
-			"Clock: host = cand's own CLOCK_MONOTONIC stamps (the bridge's histograms): on the virtual Pi they hold host stalls the board's clock took out and miss the board's slower CPU, so they are not the board's latencies; board = measured by the virtual Pi in the board's time (board_int_low: INT asserted → released).",
+			"Clock: board = the virtual Pi's time, which cand's own stamps (the bridge's histograms) are read in as on a real Pi, and the board's own measure (board_int_low: INT asserted → released).",
 			"| scenario | stage | clock | count | p50 | p90 | p99 | p99.9 | max |",
 			"|---|---|:---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
@@ -115,10 +115,10 @@ func clockTables(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
-		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
-		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
-		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall"}
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall", "kernel_outlier"}
 	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
 	for _, s := range rep.Scenarios {
 		c := s.Clock
@@ -178,7 +178,7 @@ func burstTable(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "Reference (the kernel's mcp251x and spi-bcm2835 on a Pi 2, %s): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs as SPI polling grew longer; first CS-down → last CS-up %.1f µs → %.1f µs. "+
 				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",
 				r.Source, r.Messages, r.SPITransfers, r.HandlingDefinition, r.HandlingUsIRQ, r.HandlingUsPolling, r.CSSpanUsIRQ, r.CSSpanUsPolling)
-			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs (host clock) | int_handled p99 µs (host clock) | handling µs/burst | reference xfers | reference handling µs |")
+			fmt.Fprintln(w, "| scenario | frames/burst | period µs | bursts | interrupts/burst | of which polled | SPI xfers/burst | SPI xfers/interrupt | SPI bytes/burst | int_handled p50 µs (board clock) | int_handled p99 µs (board clock) | handling µs/burst | reference xfers | reference handling µs |")
 			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		}
 		b := s.Burst

@@ -184,7 +184,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	}
 	// On an error the figures measured so far are still reported with it.
 	res.fillWindow(&w, r, deltas, h, cfg, byteNs)
-	res.Stages["board_int_low"] = boardStage(pi.INTLow(0).Snapshot())
+	res.Stages["board_int_low"] = stageOf(pi.INTLow(0).Snapshot())
 	res.ownerBusy(&busy)
 	res.Clock = clockOf(pi)
 	if sc.Burst > 1 {

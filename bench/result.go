@@ -102,11 +102,12 @@ type ClockResult struct {
 
 // Stage clocks: what a latency distribution was measured in.
 const (
-	// ClockHost: cand's own CLOCK_MONOTONIC stamps (the bridge's stage
-	// histograms). On the virtual Pi they hold the host stalls the clock took out
-	// and miss the board's slower CPU: not the board's time.
+	// ClockHost: host CLOCK_MONOTONIC (the SPI engine comparison, on an unbound
+	// register model). On the virtual Pi such figures hold the host stalls the
+	// board's clock takes out and miss the board's slower CPU.
 	ClockHost = "host"
-	// ClockBoard: the virtual Pi's time, measured by the board itself.
+	// ClockBoard: the virtual Pi's time: the bridge's stage histograms (cand reads
+	// the board's clock, daemon/hardware.go) and the board's own measures.
 	ClockBoard = "board"
 )
 
@@ -156,16 +157,10 @@ type Target struct {
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
-// stageOf is a host-clock stage (the bridge's histograms).
+// stageOf is a stage in the board's time: the bridge's histograms, or one the
+// virtual Pi measured itself.
 func stageOf(s metrics.Snapshot) Stage {
-	return Stage{Clock: ClockHost, P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
-}
-
-// boardStage is a stage the virtual Pi measured in its own time.
-func boardStage(s metrics.Snapshot) Stage {
-	st := stageOf(s)
-	st.Clock = ClockBoard
-	return st
+	return Stage{Clock: ClockBoard, P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
 }
 
 // MarshalJSON writes the transfer comparison with its clock, host.

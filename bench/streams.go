@@ -197,10 +197,13 @@ func newReader(fds []int, streams []*stream, tx *TXStream, loopback bool, now fu
 	if tx != nil {
 		r.tx = &txWriter{fd: fds[0], tx: tx, now: now}
 		if loopback {
+			// A frame is sent once the driver reports it done, or once it came
+			// back: the chip's loopback hands the frame to RX as it completes,
+			// and the driver may read it before it handles the TX-done flag.
 			w := r.tx
-			r.streams = append(r.streams, &stream{port: 0, sends: w.sends, seq: w.seq, sent: func() uint64 {
-				return min(r.txDone()-r.txDone0, w.written)
-			}})
+			back := &stream{port: 0, sends: w.sends, seq: w.seq}
+			back.sent = func() uint64 { return max(min(r.txDone()-r.txDone0, w.written), back.next) }
+			r.streams = append(r.streams, back)
 		}
 	}
 	return r

@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cand/internal/mono"
 	"cand/socketcan"
 )
 
@@ -31,7 +30,7 @@ func (o *Owner) drain() error {
 			live = append(live, p)
 		}
 	}
-	o.finishTX(live, mono.Now()+drainWait)
+	o.finishTX(live, o.Clock.Now()+drainWait)
 	var err error
 	for _, p := range o.Ports {
 		if fd := p.newSock.Swap(0); fd > 0 {
@@ -60,7 +59,7 @@ func (o *Owner) drain() error {
 // until no frame is pending in their TX buffers or deadline passes. Each look is
 // a GPIO register read; the wait is bounded.
 func (o *Owner) finishTX(live []*Port, deadline int64) {
-	for mono.Now() < deadline {
+	for o.Clock.Now() < deadline {
 		pending := false
 		for _, p := range live {
 			if p.pending() == 0 {

@@ -5,7 +5,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -117,7 +116,7 @@ func (p *Port) backOnBus(prev LinkState) {
 	p.linkErrs = false
 	p.M.LinkUp.Set(1)
 	if p.down {
-		p.retryAt = mono.Now() // the chip's own retry, at once
+		p.retryAt = p.clock.Now() // the chip's own retry, at once
 		p.info("interface up; the chip does not answer yet (retried with back-off)", p.linkArgs("was", prev.String())...)
 		return
 	}

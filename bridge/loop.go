@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"cand/internal/mono"
 )
 
 // epoll user data: port index << 2 | source.
@@ -132,7 +130,7 @@ func (p *Port) turn(manual bool, timeout int) (int, error) {
 		}
 	}
 	if d := p.txDeadline(); d != 0 {
-		if now := mono.Now(); now >= d {
+		if now := p.clock.Now(); now >= d {
 			if err := p.txTimeout(); err != nil {
 				return timeout, fmt.Errorf("%s: TX timeout: %w", p.Name, err)
 			}
@@ -170,7 +168,7 @@ func (o *Owner) pollWindow() error {
 		if length <= 0 {
 			return nil
 		}
-		now := mono.Now()
+		now := o.Clock.Now()
 		*w = window{open: true, length: int64(length), deadline: now + int64(length), last: now}
 		o.sched.windows++
 	}
@@ -178,7 +176,7 @@ func (o *Owner) pollWindow() error {
 		if o.stop.Load() {
 			return nil
 		}
-		now := mono.Now()
+		now := o.Clock.Now()
 		if now >= w.deadline {
 			if now-w.last <= w.length {
 				w.open = false
@@ -196,7 +194,7 @@ func (o *Owner) pollWindow() error {
 		handled := 0
 		for _, p := range o.Ports {
 			if !p.down && p.intr.Asserted() {
-				if err := p.interrupt(mono.Now()); err != nil {
+				if err := p.interrupt(o.Clock.Now()); err != nil {
 					return fmt.Errorf("%s: %w", p.Name, err)
 				}
 				if err := p.pumpTX(); err != nil {
@@ -207,7 +205,7 @@ func (o *Owner) pollWindow() error {
 			}
 		}
 		if handled > 0 {
-			o.rearm(mono.Now(), handled)
+			o.rearm(o.Clock.Now(), handled)
 			return nil
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/mono"
 )
 
 // Owner runs the owner thread for one SPI bus and its ports.
@@ -15,6 +17,11 @@ type Owner struct {
 	// Setup runs on the locked thread before the loop (real-time priority,
 	// affinity, controller initialisation); its error is fatal.
 	Setup func() error
+	// Clock is the board's time, which the loop's deadlines (poll window, drain)
+	// are read in: the one its ports were built with (nil: CLOCK_MONOTONIC, a
+	// real Pi's). The heartbeat is CLOCK_MONOTONIC: systemd's watchdog runs on
+	// the host's clock, whatever the board's.
+	Clock mono.Clock
 
 	heartbeat atomic.Int64
 	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
@@ -45,9 +52,9 @@ func (o *Owner) kick() {
 	}
 }
 
-// Heartbeat is the CLOCK_MONOTONIC ns of the loop's last turn; the watchdog is fed
-// only while it is fresh.
-func (o *Owner) Heartbeat() int64 { return o.heartbeat.Load() }
+// HeartbeatAge is how long ago (CLOCK_MONOTONIC ns) the loop made its last turn;
+// the watchdog is fed only while it is young. Safe from any goroutine.
+func (o *Owner) HeartbeatAge() int64 { return mono.Now() - o.heartbeat.Load() }
 
 // Run locks the calling goroutine to its OS thread and runs the loop until ctx is
 // done, or until no port can bridge any more (every socket failed: an error).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cand/hw/gpio"
+	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/metrics"
 )
@@ -35,6 +36,9 @@ type PortConfig struct {
 	// before sleeping in epoll_wait again (0 = off). Bounded: on a single-core
 	// board it never starves the rest.
 	PollWindow time.Duration
+	// Clock is the board's time, which every deadline and latency of the port is
+	// read in and INT edge events are stamped in (nil: CLOCK_MONOTONIC, a real Pi's).
+	Clock mono.Clock
 	// Log reports faults (chip lost, interface down, INT stuck, a socket error);
 	// Info reports recoveries (chip back, interface up). Neither is called per frame.
 	Log, Info func(msg string, args ...any)
@@ -55,6 +59,7 @@ type Port struct {
 	restartNs   int64
 	txTimeoutNs int64
 	pollWindow  time.Duration
+	clock       mono.Clock
 	logf, infof func(msg string, args ...any)
 
 	// intr is the INT level as the loop sees it: PortConfig.Int through gate, which
@@ -138,11 +143,13 @@ func NewPort(c PortConfig) *Port {
 		restartNs:   c.RestartNs,
 		txTimeoutNs: c.TxTimeoutNs,
 		pollWindow:  c.PollWindow,
+		clock:       c.Clock,
 		logf:        c.Log,
 		infof:       c.Info,
 		ep:          -1,
 	}
 	p.gate.line = c.Int
+	p.gate.clock = c.Clock
 	p.intr = &p.gate
 	return p
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -34,7 +33,7 @@ func (p *Port) Start() error {
 		p.log("chip does not answer at start: its interface is served, and the chip retried with back-off", "controller", p.Name, "err", err.Error())
 		return err
 	}
-	p.healthAt = mono.Now() + healthEvery
+	p.healthAt = p.clock.Now() + healthEvery
 	p.M.ChipUp.Set(1)
 	return nil
 }
@@ -47,7 +46,7 @@ func (p *Port) enterBusOff() {
 	if p.restartNs == 0 {
 		return
 	}
-	now := mono.Now()
+	now := p.clock.Now()
 	delay := p.restartNs
 	if p.restartedAt != 0 && now-p.restartedAt < restartWindow {
 		delay = min(max(2*p.restartDelay, p.restartNs), max(restartMax, p.restartNs))
@@ -88,14 +87,14 @@ func (p *Port) recover(manual bool, timeout int) (int, bool) {
 	if p.failed || !p.followLink() {
 		return timeout, false
 	}
-	if next := p.health(mono.Now()); next != 0 {
-		timeout = min(timeout, max(int((next-mono.Now())/1e6)+1, 1))
+	if next := p.health(p.clock.Now()); next != 0 {
+		timeout = min(timeout, max(int((next-p.clock.Now())/1e6)+1, 1))
 	}
 	if p.down {
 		return timeout, false
 	}
 	if p.busOff {
-		if now := mono.Now(); manual || (p.restartAt != 0 && now >= p.restartAt) {
+		if now := p.clock.Now(); manual || (p.restartAt != 0 && now >= p.restartAt) {
 			if !p.restartOrDown(true) {
 				return timeout, false
 			}
@@ -123,7 +122,7 @@ func (p *Port) restart(afterBusOff bool) error {
 	p.M.ChipUp.Set(1)
 	if afterBusOff {
 		p.M.Restarts.Inc()
-		p.restartedAt = mono.Now()
+		p.restartedAt = p.clock.Now()
 		p.sendError(&socketcan.ErrorFrame{Class: socketcan.CAN_ERR_RESTARTED})
 	}
 	return nil
@@ -174,7 +173,7 @@ func (p *Port) restartOrDown(afterBusOff bool) bool {
 func (p *Port) goDown() {
 	p.down = true
 	p.backoff = backoffMin
-	p.retryAt = mono.Now() + p.backoff
+	p.retryAt = p.clock.Now() + p.backoff
 	p.M.ChipUp.Set(0)
 	p.updateGate()
 }
@@ -189,18 +188,18 @@ func (p *Port) retry() {
 	switch err := p.Ctl.Check(); {
 	case errors.Is(err, mcp2515.ErrNoChip):
 		p.backoff = min(2*p.backoff, backoffMax)
-		p.retryAt = mono.Now() + p.backoff
+		p.retryAt = p.clock.Now() + p.backoff
 		return
 	case err == nil:
 		p.leaveBus() // no frame arrives between this read and the RESET
 	}
 	if err := p.restart(false); err != nil {
 		p.backoff = min(2*p.backoff, backoffMax)
-		p.retryAt = mono.Now() + p.backoff
+		p.retryAt = p.clock.Now() + p.backoff
 		return
 	}
 	p.down = false
-	p.healthAt = mono.Now() + healthEvery
+	p.healthAt = p.clock.Now() + healthEvery
 	p.updateGate()
 	p.info("chip back; bridging again", "controller", p.Name)
 }

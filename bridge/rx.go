@@ -9,7 +9,6 @@ import (
 
 	"cand/canwire"
 	"cand/hw/gpio"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -58,7 +57,7 @@ func (p *Port) intEvents() error {
 func (p *Port) interrupt(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)
-	start := mono.Now()
+	start := p.clock.Now()
 	p.M.Interrupts.Inc()
 	p.edgeNs = edgeNs
 	if edgeNs != 0 {
@@ -79,14 +78,14 @@ func (p *Port) interrupt(edgeNs int64) error {
 	p.spi.EndInterrupt()
 	p.stuck = !done
 	if done {
-		p.releasedNs = mono.Now()
+		p.releasedNs = p.clock.Now()
 	}
 	if u := p.Ctl.Stats().RXOrderUncertain; u != p.uncertain {
 		p.M.RXOrderUncertain.Add(u - p.uncertain)
 		p.uncertain = u
 	}
 	if edgeNs != 0 {
-		p.M.IntHandled.Observe(mono.Now() - edgeNs)
+		p.M.IntHandled.Observe(p.clock.Now() - edgeNs)
 	}
 	p.edgeNs = 0
 	return p.afterInterrupt()
@@ -106,7 +105,7 @@ func (p *Port) Received(f *can.Frame) {
 		p.writeErr(err)
 		return
 	}
-	now := mono.Now()
+	now := p.clock.Now()
 	p.M.RXFrames.Inc()
 	p.M.RXBytes.Add(uint64(f.Length))
 	if p.edgeNs != 0 {

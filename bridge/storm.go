@@ -26,6 +26,7 @@ const (
 // poll is due.
 type intGate struct {
 	line   mcp2515.IntLine
+	clock  mono.Clock // the port's
 	masked bool
 	storm  bool
 	pollAt int64 // storm: when the next poll is due
@@ -33,7 +34,7 @@ type intGate struct {
 
 // Asserted implements mcp2515.IntLine.
 func (g *intGate) Asserted() bool {
-	if g.masked || (g.storm && mono.Now() < g.pollAt) {
+	if g.masked || (g.storm && g.clock.Now() < g.pollAt) {
 		return false
 	}
 	return g.line.Asserted()
@@ -44,7 +45,7 @@ func (g *intGate) Asserted() bool {
 // a pass that found nothing to do (mcp2515.Stats.SpuriousInterrupts) is idle.
 func (p *Port) service() (done bool, err error) {
 	if p.storm {
-		p.gate.pollAt = mono.Now() + stormPoll
+		p.gate.pollAt = p.clock.Now() + stormPoll
 		return true, p.Ctl.Poll(p)
 	}
 	spurious := p.Ctl.Stats().SpuriousInterrupts
@@ -66,7 +67,7 @@ func (p *Port) service() (done bool, err error) {
 
 func (p *Port) enterStorm() {
 	p.storm = true
-	p.gate.pollAt = mono.Now() + stormPoll
+	p.gate.pollAt = p.clock.Now() + stormPoll
 	p.M.IntStorms.Inc()
 	p.updateGate()
 	p.log("INT stuck low with no interrupt flag set (a wiring fault, or int_gpio names the wrong line?): polling the chip every "+
@@ -85,5 +86,5 @@ func (p *Port) stormTimeout(timeout int) int {
 		p.info("INT line released: interrupts serviced again", "controller", p.Name)
 		return timeout
 	}
-	return min(timeout, max(int((p.gate.pollAt-mono.Now())/1e6)+1, 1))
+	return min(timeout, max(int((p.gate.pollAt-p.clock.Now())/1e6)+1, 1))
 }

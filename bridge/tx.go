@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"cand/canwire"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -25,7 +24,7 @@ func (p *Port) pumpTX() error {
 			}
 			continue
 		}
-		readNs := mono.Now()
+		readNs := p.clock.Now()
 		if p.drops != p.lastDrops {
 			// The kernel dropped frames for our receive queue (SO_RXQ_OVFL): the
 			// queue (interface.rcvbuf) was too small for the burst.
@@ -45,14 +44,14 @@ func (p *Port) pumpTX() error {
 		p.txReadNs[buf] = readNs
 		p.txBits[buf] = canwire.Bits(&f)
 		p.M.TXBytes.Add(uint64(f.Length))
-		p.M.TXSocketToRTS.Observe(mono.Now() - readNs)
+		p.M.TXSocketToRTS.Observe(p.clock.Now() - readNs)
 	}
 	return nil
 }
 
 // Transmitted implements mcp2515.Sink: the TX-done interrupt freed buf.
 func (p *Port) Transmitted(buf int) {
-	now := mono.Now()
+	now := p.clock.Now()
 	p.M.TXFrames.Inc()
 	p.M.TXBits.Add(uint64(p.txBits[buf]))
 	if t := p.txReadNs[buf]; t != 0 {

@@ -161,8 +161,8 @@ type Controller struct {
 	// PiCAN2/Waveshare wiring. One per controller; not an SPI0 pin or chip select.
 	IntGPIO int `yaml:"int_gpio"`
 	// IntPollWindow busy-polls the INT level through the GPIO registers for this long
-	// after each interrupt instead of waiting for the next edge; 0 (default) = off;
-	// at most 1s.
+	// after each interrupt instead of waiting for the next edge; default 500us
+	// (DefaultIntPollWindow); 0 = off; at most 1s.
 	IntPollWindow Duration `yaml:"int_poll_window"`
 	// IntDebounce is the GPIO character device's debounce period; 0 (default) = off;
 	// at most 1s.

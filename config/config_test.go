@@ -254,19 +254,19 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
-			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUDedicated, SimBoard: SimBoardPi3},
+			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUStrict, SimBoard: SimBoardPi3},
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},
 		Status:     Status{Socket: ptr("/run/cand/status.sock")},
 		Socketcand: Socketcand{Listen: AddrPort{netip.MustParseAddrPort("127.0.0.1:29536")}, MaxClients: 8},
 		Controllers: []Controller{{
-			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25,
+			Name: "vcan0", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE0}, IntGPIO: 25, IntPollWindow: DefaultIntPollWindow,
 			OscillatorHz: 16_000_000, Bitrate: 500_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Interface: Interface{Name: "vcan0", Kind: KindVCAN, RcvBuf: 4 << 20, OnDelete: OnDeleteRecreate},
 		}, {
-			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE1}, IntGPIO: 24,
+			Name: "vcan1", SPI: SPI{ClockHz: 10_000_000, ChipSelect: pinout.CE1}, IntGPIO: 24, IntPollWindow: DefaultIntPollWindow,
 			OscillatorHz: 16_000_000, Bitrate: 250_000, Mode: ModeNormal, ErrorFrames: ptr(true),
 			RestartMs: ptr(uint32(100)), TxTimeout: Duration(time.Second),
 			Filters:   &Filters{Rollover: ptr(true)},

@@ -6,6 +6,7 @@ import (
 	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/mono"
 	"cand/metrics"
 )
 
@@ -30,9 +31,12 @@ type backend interface {
 	// bindOwner runs on the owner thread, locked to its OS thread, before the
 	// controllers are initialised.
 	bindOwner()
-	// now is the board's time in ns: CLOCK_MONOTONIC on a real Pi, the virtual
-	// Pi's own clock (sim/clock) on the simulator, where the bus is paced.
-	now() int64
+	// clock is the board's time, which every deadline and latency is read in:
+	// CLOCK_MONOTONIC on a real Pi, the virtual Pi's own clock (sim/clock) on the
+	// simulator, where the bus is paced (hardware.clk).
+	clock() mono.Clock
+	// seenClock is the board's time for the other threads (hardware.seen).
+	seenClock() mono.Clock
 	// report runs once the owner thread has stopped.
 	report()
 	// close gives the board back: pins restored, lines and mappings closed.

@@ -62,7 +62,8 @@ func openBCM2835(cfg *config.Config, log *slog.Logger) (*bcm2835Backend, error) 
 		return nil, err
 	}
 	h := &hardware{gpio: g}
-	h.spi = bcm2835.NewSPI(sr, g, bcm2835.SPIOptions{CoreClockHz: core, MinCoreClockHz: board.CoreClockMinHz, PollBudget: cfg.Hardware.PollBudget.D()})
+	h.clk, h.seen = mono.Now, mono.Now
+	h.spi = bcm2835.NewSPI(sr, g, bcm2835.SPIOptions{CoreClockHz: core, MinCoreClockHz: board.CoreClockMinHz, PollBudget: cfg.Hardware.PollBudget.D(), Clock: h.clk})
 	var lines []*gpio.Line
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
@@ -102,6 +103,5 @@ func (b *bcm2835Backend) threads() int              { return 0 }
 func (b *bcm2835Backend) observe(*metrics.Registry) {}
 func (b *bcm2835Backend) start(context.Context)     {}
 func (b *bcm2835Backend) bindOwner()                {}
-func (b *bcm2835Backend) now() int64                { return mono.Now() }
 func (b *bcm2835Backend) report()                   {}
 func (b *bcm2835Backend) close()                    { b.release() }

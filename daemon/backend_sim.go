@@ -46,11 +46,9 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 	// Dividers sized for the board's highest core clock, as on a real Pi: SCLK
 	// never exceeds the request, and drops with the core clock.
 	minCore, maxCore := pi.CoreClockRange()
-	h := &hardware{
-		gpio: g,
-		spi: bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: maxCore, MinCoreClockHz: minCore,
-			PollBudget: cfg.Hardware.PollBudget.D()}),
-	}
+	h := &hardware{gpio: g, clk: pi.Clock().Now, seen: pi.Clock().Reached}
+	h.spi = bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: maxCore, MinCoreClockHz: minCore,
+		PollBudget: cfg.Hardware.PollBudget.D(), Clock: h.clk})
 	var names []string
 	for i := range cfg.Controllers {
 		h.fds = append(h.fds, pi.IntFd(i))
@@ -97,8 +95,6 @@ func (b *simBackend) start(ctx context.Context) { b.pi.Start(ctx) }
 // bindOwner makes the calling (owner) thread the virtual Pi's CPU, unless the
 // configuration asks for host time (hardware.sim_cpu: shared). Without /proc the
 // board stays on host time.
-// now is the virtual Pi's time: the load peers are paced in it.
-func (b *simBackend) now() int64 { return b.pi.Clock().Now() }
 
 func (b *simBackend) bindOwner() {
 	bd := b.pi.Board()

@@ -113,6 +113,7 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 		return err
 	}
 	w.hw = hw
+	w.Owner.Clock = hw.clock()
 	w.cleanups = append(w.cleanups, hw.close)
 	inits, err := w.addPorts()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/mono"
 )
 
 // hardware is what both backends drive alike: the SPI0 engine and GPIO block on
@@ -15,7 +16,21 @@ type hardware struct {
 	spi  *bcm2835.SPI
 	gpio *bcm2835.GPIO
 	fds  []int // INT edge-event fds, index-aligned with cfg.Controllers
+	// clk is the board's time, picked once by the backend: CLOCK_MONOTONIC on a
+	// real Pi, the virtual Pi's own clock (sim/clock) on the simulator. The SPI
+	// engine, the bridge and the driver read it on the owner thread.
+	clk mono.Clock
+	// seen is the board's time for the other threads (the bus load's sampler):
+	// CLOCK_MONOTONIC on a real Pi, the time the virtual Pi's hardware has
+	// reached (sim/clock Reached), which no removal of a host stall takes back.
+	seen mono.Clock
 }
+
+// clock is the board's time on the owner thread (hardware.clk).
+func (h *hardware) clock() mono.Clock { return h.clk }
+
+// seenClock is the board's time on other threads (hardware.seen).
+func (h *hardware) seenClock() mono.Clock { return h.seen }
 
 // intLine is controller i's INT line: the fd the owner epolls for its edges, and
 // its level through the GPIO level register.

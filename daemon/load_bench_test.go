@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/bridge"
-	"cand/internal/mono"
 )
 
 // BenchmarkTXUnderFullRXLoad measures on the wall clock what TestTXUnderFullRXLoad
@@ -84,7 +83,7 @@ func watchHeartbeat(o *bridge.Owner) (stop func() time.Duration) {
 				oldest <- time.Duration(worst)
 				return
 			case <-tk.C:
-				worst = max(worst, mono.Now()-o.Heartbeat())
+				worst = max(worst, o.HeartbeatAge())
 			}
 		}
 	}()

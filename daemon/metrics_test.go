@@ -50,8 +50,8 @@ func TestMetricsSPIClockRange(t *testing.T) {
 			t.Errorf("%s = %g, want %g", name, v, want)
 		}
 	}
-	if v := s.metric(t, "cand_sim_board_info", map[string]string{"board": "pi3", "rule": "dedicated"}).Gauge.GetValue(); v != 1 {
-		t.Errorf("cand_sim_board_info{board=pi3,rule=dedicated} = %g, want 1", v)
+	if v := s.metric(t, "cand_sim_board_info", map[string]string{"board": "pi3", "rule": "strict"}).Gauge.GetValue(); v != 1 {
+		t.Errorf("cand_sim_board_info{board=pi3,rule=strict} = %g, want 1", v)
 	}
 	if f := s.metric(t, "cand_sim_cpu_factor", nil).Gauge.GetValue(); f < 1 {
 		t.Errorf("cand_sim_cpu_factor = %g, want at least 1", f)

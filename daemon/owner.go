@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"cand/bridge"
-	"cand/internal/mono"
 	"cand/internal/sdnotify"
 )
 
@@ -173,7 +172,7 @@ func watchdog(ctx context.Context, n sdnotify.Notifier, o *bridge.Owner) {
 	}
 	fresh := int64(iv / 2)
 	every(ctx, iv/2, func() {
-		if mono.Now()-o.Heartbeat() < fresh {
+		if o.HeartbeatAge() < fresh {
 			n.Send("WATCHDOG=1")
 		}
 	})

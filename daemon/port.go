@@ -5,7 +5,6 @@ import (
 
 	"cand/bridge"
 	"cand/config"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/metrics"
 )
@@ -52,7 +51,7 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	w.sources[len(w.sources)-1].conf.Store(&sourceConf{timing: timing, restartMs: *cc.RestartMs})
 	spi := bridge.NewSPI(dev, m, probe)
 	intFd, intr := w.hw.intLine(i, cc)
-	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
+	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), w.hw.clock())
 	sockFd, err := w.socket(i, cc)
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)
@@ -69,6 +68,7 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 		RestartNs:   int64(*cc.RestartMs) * 1e6,
 		TxTimeoutNs: int64(cc.TxTimeout.D()),
 		PollWindow:  cc.IntPollWindow.D(),
+		Clock:       w.hw.clock(),
 		Log:         w.log.Warn,
 		Info:        w.log.Info,
 	})

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"cand/bridge"
+	"cand/config"
 	"cand/socketcan"
 )
 
@@ -114,7 +115,7 @@ func TestReloadSettings(t *testing.T) {
 	if !r.d.Owner.Apply(func() { got = r.d.Owner.Ports[0].Settings() }) {
 		t.Fatal("owner thread not running")
 	}
-	if want := (bridge.Settings{ErrorFrames: false, RestartNs: 0, TxTimeoutNs: int64(250 * time.Millisecond)}); got != want {
+	if want := (bridge.Settings{ErrorFrames: false, RestartNs: 0, TxTimeoutNs: int64(250 * time.Millisecond), PollWindow: config.DefaultIntPollWindow.D()}); got != want {
 		t.Fatalf("port settings %+v, want %+v", got, want)
 	}
 	if c := r.d.Owner.Ports[0].M; c.Restarts.Load() != 0 || c.ChipResets.Load() != 0 {

@@ -6,7 +6,6 @@ import (
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -64,13 +63,8 @@ func TestPeriodicPeerFramesReachSocket(t *testing.T) {
 // interrupt: frames that follow within the window are handled without waiting for
 // their edge events (cand_polled_interrupts_total), and none is lost or repeated
 // when the stale edge events are read afterwards.
-//
-// Lossless delivery is the premise: a Pi 4 at force_turbo, on which a host
-// hiccup in the owner's system calls, charged at the board's speed, stays short
-// of the two frame periods the chip can hold (docs/clock.md).
 func TestIntPollWindow(t *testing.T) {
 	r := newRigConfig(t).
-		board(config.SimBoardPi4).forceTurbo().
 		pollWindow(50 * time.Millisecond).
 		peer(periodicPeer("fast", 8*time.Millisecond, 8, 0x10)).
 		start()

@@ -41,7 +41,7 @@ func (w *wiring) serveStatus() error {
 	for i := range sources {
 		ms[i] = sources[i].m
 	}
-	meter := newLoadMeter(ms, w.hw.now)
+	meter := newLoadMeter(ms, w.hw.seenClock())
 	ctx, cancel := context.WithCancel(context.Background())
 	go meter.run(ctx, busLoadInterval)
 	mux := http.NewServeMux()

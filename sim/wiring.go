@@ -50,7 +50,7 @@ func (w *Wiring) HoldINTLow(on bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.held.Store(on)
-	w.setLine(w.clk.Host(w.clk.Now()))
+	w.setLine(w.clk.Now())
 	w.edge.Flush()
 }
 
@@ -77,18 +77,21 @@ func (w *Wiring) chipINT(level bool, at int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.chipHigh = level
-	w.setLine(w.clk.Host(at))
+	w.setLine(at)
 }
 
-// setLine records the line's level at host time hostNs; a falling line wakes the
-// CPU thread if it waits for it (sim/clock). The caller holds mu.
-func (w *Wiring) setLine(hostNs int64) {
+// setLine records the line's level at the board's time at, which the edge event
+// is stamped in (a real Pi's kernel stamps it in CLOCK_MONOTONIC, the board's time
+// there; the driver reads its clock in the same time, daemon/hardware.go); a
+// falling line wakes the CPU thread if it waits for it (sim/clock). The caller
+// holds mu.
+func (w *Wiring) setLine(at int64) {
 	line := w.chipHigh && !w.held.Load()
 	if line == w.line {
 		return
 	}
 	w.line = line
-	w.edge.Hold(line, hostNs)
+	w.edge.Hold(line, at)
 	if !line {
 		w.clk.Edge()
 	}

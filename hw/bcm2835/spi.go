@@ -51,6 +51,9 @@ type SPIOptions struct {
 	// blocks the (locked) owner thread for about the time asked; time.Sleep goes
 	// through the runtime's timers, whose sub-millisecond sleeps take ~1 ms.
 	Sleep func(time.Duration)
+	// Clock is the board's time, which the poll budget, stall detection and
+	// Timing are read in. nil means CLOCK_MONOTONIC (internal/mono), a real Pi's.
+	Clock mono.Clock
 }
 
 // SPI is the SPI0 controller (BCM2835 ARM Peripherals §10) driven in polled mode.
@@ -63,6 +66,7 @@ type SPI struct {
 	budgetNs  int64
 	wakeNs    int64 // the wake-up latency sleepPart assumes
 	sleep     func(time.Duration)
+	clock     mono.Clock
 
 	// cspol holds CSPOL0/CSPOL1 for every native device: each CS write carries all
 	// of them, so an unselected CE stays at its own device's inactive level.
@@ -80,6 +84,7 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 		minCoreHz: opt.MinCoreClockHz,
 		budgetNs:  int64(opt.PollBudget),
 		sleep:     opt.Sleep,
+		clock:     opt.Clock,
 	}
 	if s.minCoreHz == 0 || s.minCoreHz > s.coreHz {
 		s.minCoreHz = s.coreHz
@@ -98,7 +103,7 @@ func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
 }
 
 // now is the clock every transfer's timing and waits are read on.
-func (s *SPI) now() int64 { return mono.Now() }
+func (s *SPI) now() int64 { return s.clock.Now() }
 
 // WakeLatency is the wake-up latency the engine's waits assume (SPIOptions.WakeLatency,
 // or what was measured when it was built).

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Timing is what one transfer measured, in ns on the SPI engine's clock (SPI.now).
+// Timing is what one transfer measured, in ns of the board's time (SPIOptions.Clock, read by SPI.now).
 type Timing struct {
 	CSDown    int64 // chip select asserted (TA written, or the GPIO driven active)
 	FirstByte int64 // first received byte seen in the RX FIFO

@@ -37,3 +37,21 @@ func BenchmarkNow(b *testing.B) {
 		_ = Now()
 	}
 }
+
+// A Clock is read on the frame path: no allocation, whether set or nil.
+func TestClockAllocatesNothing(t *testing.T) {
+	for _, c := range []Clock{nil, Now} {
+		if n := testing.AllocsPerRun(100, func() { _ = c.Now() }); n != 0 {
+			t.Fatalf("allocs = %v", n)
+		}
+	}
+}
+
+// BenchmarkClock is a real Pi's clock read through Clock (a func value) against
+// BenchmarkNow's direct call.
+func BenchmarkClock(b *testing.B) {
+	c := Clock(Now)
+	for b.Loop() {
+		_ = c.Now()
+	}
+}

@@ -150,6 +150,7 @@ type Clock struct {
 	statFd   atomic.Int64 // its /proc/self/task/TID/stat + 1 (0: none)
 	sysFd    atomic.Int64 // its /proc/self/task/TID/syscall + 1 (0: none)
 	schedFd  atomic.Int64 // its /proc/self/task/TID/schedstat + 1 (0: none)
+	ioFd     atomic.Int64 // its /proc/self/task/TID/io + 1 (0: none)
 	waiting  atomic.Int64 // lastAcc for which the CPU thread was seen waiting for the hardware (0: none)
 	wokeFor  atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
 	wokeAt   atomic.Int64 // host time of that edge
@@ -165,6 +166,7 @@ type Clock struct {
 	mu    sync.Mutex // removals and their counts, the strict rule's looks
 	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look (dedicated)
 	base  sample     // the CPU thread at the strict rule's last look
+	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
 	stats Stats
 }
 
@@ -196,6 +198,13 @@ func (c *Clock) Reach() int64 {
 	return v
 }
 
+// Reached is the latest virtual time a model was advanced to: the board's time
+// as its hardware has seen it. Unlike Now, no later removal takes the board's
+// time back below it, and reading it sets no floor: the time for a thread other
+// than the CPU's to read (a sampler), where Now, read while the CPU thread is
+// stalled, may be a time the board never reaches.
+func (c *Clock) Reached() int64 { return c.reached.Load() }
+
 // Host converts virtual time v to host CLOCK_MONOTONIC with the offset as it is
 // now: what a kernel timestamp of an event at v reads (e.g. a GPIO edge event).
 func (c *Clock) Host(v int64) int64 { return v + c.off.Load() }
@@ -225,6 +234,7 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
 	c.base = c.h.sample(c)
+	c.runs = runHist{}
 	now := c.h.now()
 	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()

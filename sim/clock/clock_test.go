@@ -22,3 +22,18 @@ func TestUnboundIsHostTime(t *testing.T) {
 		t.Errorf("stats %+v, want none", st)
 	}
 }
+
+// Reached is the time of the latest register access, not host time since: a
+// thread other than the CPU's reads a time the board has had.
+func TestReachedIsTheHardwaresTime(t *testing.T) {
+	s := &script{now: 5 * us, tid: 1}
+	c := newScripted(s)
+	v := c.Access()
+	s.now += 40 * int64(time.Millisecond) // e.g. the CPU thread on the host's runqueue
+	if r := c.Reached(); r != v {
+		t.Errorf("Reached = %d, want the last access's %d", r, v)
+	}
+	if n := c.Now(); n != s.now {
+		t.Errorf("Now = %d, want host time %d", n, s.now)
+	}
+}

@@ -56,7 +56,38 @@ func (c *Clock) procSample() sample {
 	if fd := c.schedFd.Load(); fd > 0 {
 		_, s.rd = readSchedstat(int(fd - 1))
 	}
+	if fd := c.ioFd.Load(); fd > 0 {
+		s.sys = readSyscalls(int(fd - 1))
+	}
 	return s
+}
+
+// readSyscalls reads an io file (CONFIG_TASK_IO_ACCOUNTING) and returns its
+// syscr + syscw: the read and write system calls made (0 if unreadable).
+func readSyscalls(fd int) int64 {
+	var b [256]byte
+	n, err := unix.Pread(fd, b[:], 0)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return sumSyscalls(b[:n])
+}
+
+// sumSyscalls returns syscr + syscw of an io file's text.
+func sumSyscalls(text []byte) int64 {
+	var sum int64
+	for line := text; len(line) > 0; {
+		if len(line) > 7 && (string(line[:7]) == "syscr: " || string(line[:7]) == "syscw: ") {
+			v, _ := leadingInt(line[7:])
+			sum += v
+		}
+		i := 0
+		for i < len(line) && line[i] != '\n' {
+			i++
+		}
+		line = line[min(i+1, len(line)):]
+	}
+	return sum
 }
 
 // procOthers is the process's CPU time (getrusage RUSAGE_SELF: every thread's,
@@ -119,6 +150,11 @@ func (c *Clock) BindCPU() error {
 		schedFd = -1
 	}
 	c.bind(tid, fd, sfd, schedFd)
+	// Without the io file (CONFIG_TASK_IO_ACCOUNTING) every gap counts as having
+	// made a system call: kernel outliers are then told by their CPU time alone.
+	if iofd, err := unix.Open(fmt.Sprintf("/proc/self/task/%d/io", tid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		c.ioFd.Store(int64(iofd) + 1)
+	}
 	return nil
 }
 
@@ -131,7 +167,7 @@ func (c *Clock) SchedstatMissing() bool { return c.Bound() && c.schedFd.Load() <
 // bus thread looking at that moment reads the thread as gone: waiting.
 func (c *Clock) UnbindCPU() {
 	c.tid.Store(0)
-	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd, &c.schedFd} {
+	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd, &c.schedFd, &c.ioFd} {
 		if fd := f.Swap(0); fd > 0 {
 			unix.Close(int(fd - 1))
 		}

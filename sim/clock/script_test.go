@@ -17,6 +17,7 @@ type script struct {
 	exec   int64 // the CPU thread's CPU time
 	rd     int64 // its run delay
 	others int64 // the other threads' CPU time
+	sys    int64 // its read and write system calls (0: unknown)
 }
 
 func newScripted(s *script) *Clock {
@@ -26,7 +27,7 @@ func newScripted(s *script) *Clock {
 		gettid: func() int { return s.tid },
 		nvcsw:  func() int64 { return s.nvcsw },
 		look:   func(*Clock) byte { s.looks++; return s.state },
-		sample: func(*Clock) sample { return sample{exec: s.exec, rd: s.rd, nvcsw: s.nvcsw} },
+		sample: func(*Clock) sample { return sample{exec: s.exec, rd: s.rd, nvcsw: s.nvcsw, sys: s.sys} },
 		others: func(*Clock, int64) int64 { return s.others },
 	}
 	return c

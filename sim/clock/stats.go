@@ -22,10 +22,13 @@ const (
 	// Stall: the dedicated rule's removal of a gap in which the CPU thread did not
 	// wait for the hardware, whatever filled it.
 	Stall
+	// KernelOutlier: the strict rule's removal of a system call's CPU time far
+	// beyond the median gap's (outlier.go): the hypervisor's.
+	KernelOutlier
 	NumCategories
 )
 
-var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall"}
+var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall", "kernel_outlier"}
 
 // String is the category's name in metrics and reports.
 func (c Category) String() string {

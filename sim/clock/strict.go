@@ -41,6 +41,7 @@ func (a *acctState) addTo(s *Stats) {
 type sample struct {
 	exec, rd int64 // its CPU time and run delay, ns
 	nvcsw    int64 // its voluntary context switches
+	sys      int64 // its read and write system calls (syscr + syscw; 0: unknown)
 	// others is the CPU time of the process's threads other than the CPU thread
 	// and the bus threads when last read, at othersAt (host ns).
 	others, othersAt int64
@@ -137,6 +138,7 @@ func (c *Clock) look(now, prev, gap int64) {
 	rest := gap - on - rd                      // asleep, or neither running nor runnable
 	run := max(on-c.cpu.gapOverhead.Load(), 0) // of which the driver's
 	slept := s.nvcsw != b.nvcsw
+	syscalls := s.sys != b.sys || s.sys == 0
 	woke := c.wokeFor.Load() == prev
 	waited := c.waiting.Load() == prev && !woke
 	oneCore := c.cpu.cores.Load() == 1
@@ -144,6 +146,14 @@ func (c *Clock) look(now, prev, gap int64) {
 	s.others, s.othersAt = b.others, b.othersAt
 	*b = s
 
+	if !slept {
+		// Of its running, what a system call took far beyond the median gap is
+		// the host's (outlier.go).
+		if x := min(c.outlier(on, syscalls), run); x > 0 {
+			c.stats.add(KernelOutlier, x)
+			on, run = on-x, run-x
+		}
+	}
 	board := scaled(run, f) + on - run
 	c.acct.scaled.Add(scaled(run, f) - run)
 	c.stats.add(Runqueue, rd)
