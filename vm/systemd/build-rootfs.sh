@@ -62,13 +62,19 @@ if [ ! -s "$img" ]; then
 	rmdir "$root"
 	echo "vm: building the Debian 12 root file system (mmdebstrap minbase + $packages)" >&2
 	t0=$(date +%s)
-	# Manual pages, locales and info pages are not needed by a test VM.
+	# The packages named and what they depend on, no recommends; manual pages,
+	# locales and info pages are not needed by a test VM.
 	mmdebstrap --variant=minbase --include="$(echo $packages | tr ' ' ,)" \
+		--aptopt='APT::Install-Recommends "false"' \
 		--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 		--dpkgopt='path-exclude=/usr/share/info/*' \
 		bookworm "$root" >"$cache/mmdebstrap.log" 2>&1 ||
 		{ tail -n 30 "$cache/mmdebstrap.log" >&2; vm_die "mmdebstrap failed (log: $cache/mmdebstrap.log); is the Debian mirror in the host's apt sources reachable?"; }
 	rm -rf "$root"/var/cache/apt/* "$root"/var/lib/apt/lists/*
+	# Less for the kernel to unpack at each boot (the TCG guest is slow): the
+	# hardware database (udev names no devices here), iconv's modules, the
+	# packages' documentation.
+	rm -rf "$root"/usr/lib/udev/hwdb.bin "$root"/usr/lib/udev/hwdb.d "$root"/usr/lib/x86_64-linux-gnu/gconv "$root"/usr/share/doc/*
 
 	# The host kernel's modules, at their paths, and their index.
 	for f in $mods; do

@@ -123,6 +123,6 @@ if has_part deb; then
 fi
 rc=0
 sd_verdict "$log" "$expected" "$timeout" || rc=1
-boot=$(sed -n 's/.*multi-user.target reached at \([0-9e.-]*\) s.*/\1/p' "$log" | head -n 1)
+boot=$(sed -n 's/.*multi-user.target reached at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
 echo "vm: root file system $((t_root - start)) s, overlay and packages $((t_built - t_root)) s, VM $((t1 - t0)) s (multi-user.target at ${boot:-?} s guest uptime), total $(($(date +%s) - start)) s"
 exit $rc

@@ -32,6 +32,7 @@ arg() { # arg NAME DEFAULT: NAME= from the kernel command line
 	echo "$2"
 }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
+step() { echo "vm: $1 at $(uptime_s) s"; } # where the guest's time goes
 # poll SECONDS CMD...: CMD every 0.2 s until it succeeds; fails after SECONDS.
 poll() {
 	local until=$((SECONDS + $1))
@@ -53,6 +54,10 @@ metrics() { # cand's /metrics, through bash's /dev/tcp (no curl in minbase)
 count() { grep -c " $1#" "$2" 2>/dev/null; } # count ID CANDUMP-LOG
 more_than() { [ "$(count "$1" "$3")" -gt "$2" ]; }
 journal_since() { journalctl -u cand --no-pager -o cat --since "@$1" 2>/dev/null; }
+# reload_applied SINCE: the journal has cand's "reload: applied" for can0's restart_ms.
+reload_applied() {
+	journalctl -u cand --no-pager -o cat --since "@$1" 'KEYS=controllers[0].restart_ms' | grep -q 'reload: applied'
+}
 said() { journalctl -u cand --no-pager -o cat -n 5 2>/dev/null | tr '\n' '|'; }
 
 # start_ready NAME: systemctl start returns once cand sent READY=1, so the
@@ -97,6 +102,7 @@ part_install() {
 	check install/status-text "StatusText='$out', want the STATUS= cand sends when ready: bridging" [ "$out" = bridging ]
 	skip install/status-rates "cand sends STATUS=bridging only (daemon/owner.go, daemon/reload.go): no bus state or frame rates in StatusText"
 
+	step "chip absent"
 	# can1's chip is absent: served all the same, and said so.
 	check install/chip-absent-active "cand not active with can1's chip absent: $(said)" [ "$(systemctl is-active cand)" = active ]
 	out=$(metrics | grep '^cand_chip_up{')
@@ -113,6 +119,7 @@ part_install() {
 		fail install/chip-absent-status "cand status -json: $(head -c 400 <<<"$out" | tr '\n' ' ')"
 	fi
 
+	step traffic
 	# Traffic: the periodic peer's frames on can0, and an answer to a request.
 	dump=/tmp/can0.log
 	candump -D -L can0 >"$dump" 2>/tmp/candump.err &
@@ -121,6 +128,7 @@ part_install() {
 	cansend can0 123#C0FFEE01
 	check install/tx-answer "no answer 122#C0FFEE01 to cansend 123#C0FFEE01 in 20 s" poll 20 grep -q ' 122#C0FFEE01$' "$dump"
 
+	step stop
 	# Stop: clean, the interface stays and is down, writes fail with ENETDOWN.
 	if systemctl stop cand && [ "$(prop cand Result)" = success ] && [ "$(prop cand ExecMainStatus)" = 0 ]; then
 		pass install/stop-clean
@@ -131,6 +139,7 @@ part_install() {
 	out=$(cansend can0 123#01 2>&1)
 	check install/stopped-enetdown "cansend on the stopped cand's can0: '$out', want 'Network is down'" grep -q 'Network is down' <<<"$out"
 
+	step "restart with candump"
 	# The candump bound before the stop (-D: it reads on after ENETDOWN, as an
 	# application that outlives the service must) receives again after a start
 	# and a restart: the same socket, on the same interface.
@@ -144,17 +153,19 @@ part_install() {
 	check install/candump-after-restart "the candump started first received nothing after systemctl restart ($n0 frames before)" poll 20 more_than 200 $((n0 + 2)) "$dump"
 	kill "$pid" 2>/dev/null
 
+	step reload
 	# Reload: a key applied live, and one that needs a restart, each logged.
 	t=$(date +%s)
 	sleep 1
 	sed -i 's/restart_ms: 100/restart_ms: 200/; s/period: 200ms/period: 300ms/' "$conf"
 	if systemctl reload cand; then pass install/reload; else fail install/reload "systemctl reload cand failed: $(said)"; fi
-	check install/reload-applied "no 'reload: applied' with KEYS=restart_ms in the journal: $(journal_since "$t" | tail -n 3 | tr '\n' '|')" \
-		poll 20 eval 'journalctl -u cand --no-pager -o verbose --since @'"$t"' | grep -A 20 "MESSAGE=reload: applied" | grep -q "KEYS=restart_ms"'
+	check install/reload-applied "no 'reload: applied' with KEYS=controllers[0].restart_ms in the journal: $(journal_since "$t" | tail -n 3 | tr '\n' '|')" \
+		poll 20 reload_applied "$t"
 	check install/reload-needs-restart "no 'takes effect only when cand is restarted' for the peer's period: $(journal_since "$t" | tail -n 3 | tr '\n' '|')" \
 		poll 20 eval 'journal_since '"$t"' | grep -q "reload: changed, but takes effect only when cand is restarted"'
 	check install/reload-active "cand not active after reload" [ "$(systemctl is-active cand)" = active ]
 
+	step journal
 	# journald keeps cand's own fields.
 	out=$(journalctl -u cand -o verbose --no-pager 2>/dev/null)
 	if grep -q '^ *CONTROLLER=can0$' <<<"$out" && grep -q '^ *CODE_FUNC=' <<<"$out" && grep -q '^ *SYSLOG_IDENTIFIER=cand$' <<<"$out"; then
@@ -163,6 +174,7 @@ part_install() {
 		fail install/journal-fields "journalctl -o verbose lacks CONTROLLER=can0, CODE_FUNC= or SYSLOG_IDENTIFIER=cand"
 	fi
 
+	step watchdog
 	# Watchdog: the virtual Pi's bus stalls 3 s after start, the owner thread
 	# wedges, WATCHDOG=1 stops and systemd restarts cand (WatchdogSec=5s). The
 	# configuration is put back as soon as the stalling cand has read it.
@@ -182,6 +194,7 @@ part_install() {
 	check install/watchdog-active-again "cand not active again after the watchdog's restart: $(systemctl is-active cand) $(said)" \
 		poll 60 eval '[ "$(systemctl is-active cand)" = active ]'
 
+	step "vxcan"
 	# vxcan: cand holds can0p, the applications' end can0 lives in namespace app.
 	systemctl stop cand
 	ip link del can0 2>/dev/null
@@ -224,6 +237,7 @@ part_deb() {
 	ip netns del app 2>/dev/null
 	systemctl daemon-reload
 
+	step "deb install"
 	# Install: the default configuration is for a real Pi (backend bcm2835), so the
 	# service is enabled and started, and retried until it is configured.
 	out=$(dpkg -i "$lib/cand_${v1}_amd64.deb" 2>&1)
@@ -235,6 +249,7 @@ part_deb() {
 		[ "$(prop cand ActiveEnterTimestampMonotonic)$(prop cand InactiveExitTimestampMonotonic)" != 00 ]
 	echo "vm: on the default (bcm2835) configuration: $(systemctl is-active cand); $(said)"
 
+	step "deb configure"
 	# Configure it for the virtual Pi, as an administrator edits the conffile.
 	cp "$lib/cand-sd.yaml" "$conf"
 	systemctl restart cand
@@ -244,6 +259,7 @@ part_deb() {
 	pid=$!
 	check deb/rx "no frame 0x200 on can0 in 20 s" poll 20 more_than 200 2 /tmp/deb.log
 
+	step "deb upgrade"
 	# Upgrade: the edited conffile stays (the package's own did not change), the
 	# service runs the new version.
 	out=$(dpkg -i "$lib/cand_${v2}_amd64.deb" 2>&1)
@@ -256,6 +272,7 @@ part_deb() {
 	check deb/upgrade-candump "the candump started before the upgrade received nothing after it" poll 20 more_than 200 $((n0 + 2)) /tmp/deb.log
 	kill "$pid" 2>/dev/null
 
+	step "deb remove"
 	# Remove: the service stops, the binary goes, the conffile and the user stay.
 	out=$(dpkg -r cand 2>&1)
 	check deb/remove "dpkg -r: $(tail -n 3 <<<"$out" | tr '\n' '|')" [ "$(dpkg-query -W -f='${Status}' cand 2>/dev/null)" = "deinstall ok config-files" ]
@@ -265,6 +282,7 @@ part_deb() {
 	check deb/remove-user-kept "user cand removed by dpkg -r" id cand
 	check deb/remove-link-stays "can0 after dpkg -r: $(ip -br link show can0 2>&1)" link_down can0
 
+	step "deb purge"
 	# Purge: the conffiles, /etc/cand, the user and the enablement go.
 	out=$(dpkg -P cand 2>&1)
 	check deb/purge "dpkg -P: $(tail -n 3 <<<"$out" | tr '\n' '|')" [ -z "$(dpkg-query -W -f='${Status}' cand 2>/dev/null)" ]
@@ -274,7 +292,7 @@ part_deb() {
 		[ ! -e /etc/systemd/system/multi-user.target.wants/cand.service ]
 }
 
-echo "vm: test driver started at $(uptime_s) s of guest uptime; multi-user.target reached at $(($(prop multi-user.target ActiveEnterTimestampMonotonic) / 10000))e-2 s"
+echo "vm: test driver started at $(uptime_s) s of guest uptime; multi-user.target reached at $(prop multi-user.target ActiveEnterTimestampMonotonic | awk '{ printf "%.2f", $1 / 1e6 }') s"
 for p in $(arg cand.parts install,deb | tr ',' ' '); do
 	t0=$SECONDS
 	"part_$p"
