@@ -11,9 +11,6 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-vm=$(dirname "$here")
-repo=$(dirname "$vm")
-. "$vm/lib.sh"
 . "$here/lib.sh"
 
 [ $# = 1 ] || vm_die "usage: $0 OUT.cpio"
@@ -49,7 +46,7 @@ mods=$(modpaths)
 
 key=$(
 	{
-		cat "$here/build-rootfs.sh" "$here/lib.sh" "$vm/lib.sh"
+		cat "$here/build-rootfs.sh" "$vm/lib.sh"
 		echo "$packages|$modules|$masked|$kver"
 		apt-cache policy $packages 2>/dev/null | grep -E '^[a-z]|Candidate' || true
 		for f in $mods; do sha256sum "$f"; done

@@ -1,4 +1,8 @@
-# Helpers of the systemd VM tier (sourced after vm/lib.sh, not run).
+# Helpers of the systemd VM tier (sourced, not run, with here set to vm/systemd):
+# sets vm (vm/, absolute) and repo, and loads vm/lib.sh.
+vm=$(dirname "$here")
+repo=$(dirname "$vm")
+. "$vm/lib.sh"
 
 # The host packages this tier needs beyond vm/lib.sh's VM_PACKAGES: mmdebstrap
 # builds the guest's root file system from the host's apt sources.

@@ -20,9 +20,6 @@
 #   VM_ACCEL    qemu accelerator [tcg]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-vm=$(dirname "$here")
-repo=$(dirname "$vm")
-. "$vm/lib.sh"
 . "$here/lib.sh"
 BUILD=${BUILD:-$repo/build}
 export BUILD
