@@ -27,16 +27,17 @@ ARM_TEST_PKGS := ./hw/... ./mcp2515/... ./internal/mono/ ./socketcan/ ./bridge/ 
 # test binary again as a subprocess (the kernel cannot exec the emulated binary).
 ARM_DAEMON_SKIP := TestErrorFrames|TestBusOff|TestFilters|TestListenOnlyMode|TestIntPollWindow|TestLink|TestTXUnderFullRXLoad|TestDaemonDropsPrivileges|TestDropPrivilegesHelper|TestRuntimeCaps|TestChipResetAndUnplug|TestChipAbsentAtStart|TestINTStuckLow|TestTXFloodAtExit|TestStatus|TestMetricsUnderLoad|TestMetricsAuthRateLimit|TestWatchdog|TestReload|TestSocketFailure
 
-.PHONY: all help build cross deps test test-unit test-arm test-vm check fmt vet run bench bench-quick bench-check bench-go envelope fuzz soak clean
+.PHONY: all help build cross deps test test-unit test-arm test-vm test-systemd check fmt vet run bench bench-quick bench-check bench-go envelope fuzz soak clean
 
 all: build
 
 help:
 	@echo "make run          cand on the virtual Pi bridged to vcan0, with candump (in a VM if this kernel lacks SocketCAN)"
-	@echo "make test         every tier: deps, check, test-unit, cross, test-pkg, test-arm, test-vm"
+	@echo "make test         every tier: deps, check, test-unit, cross, test-pkg, test-arm, test-vm, test-systemd"
 	@echo "make test-unit    go test ./...: unit tests against the simulator, end-to-end tests of the whole daemon"
 	@echo "make test-arm     the driver's, the virtual Pi's and the daemon's tests under qemu-user: linux/arm (GOARM=6, 7), linux/arm64"
 	@echo "make test-vm      cand with real SocketCAN (vcan) in a qemu VM: cangen, cansequence, floods, link down/up, SIGTERM; socketcan's kernel tests (minutes)"
+	@echo "make test-systemd cand under systemd as PID 1 in a qemu VM (Debian 12 root): the unit, readiness, watchdog, reload, restart, the .deb's install/upgrade/purge (minutes)"
 	@echo "make check        fmt and vet"
 	@echo "make fmt          fail if gofmt would change a tracked Go file"
 	@echo "make vet          go vet ./..."
@@ -82,7 +83,7 @@ vet:
 check: fmt vet
 
 # All tiers. The VM tier boots a Debian kernel with can, can-raw, vcan, vxcan in qemu.
-test: deps check test-unit cross test-pkg test-arm test-vm
+test: deps check test-unit cross test-pkg test-arm test-vm test-systemd
 
 test-unit:
 	$(GO) test -count=1 ./...
@@ -97,6 +98,11 @@ test-arm:
 
 test-vm: build
 	VM_TIMEOUT=$${VM_TIMEOUT:-600} BUILD=$(abspath $(BUILD)) sh vm/run-test.sh
+
+# cand installed by make install and by its Debian package, run by systemd as PID 1
+# in the VM (vm/README.md, "systemd as PID 1").
+test-systemd: build
+	VM_TIMEOUT=$${VM_TIMEOUT:-600} BUILD=$(abspath $(BUILD)) sh vm/systemd/run-test.sh
 
 run: build
 	@BUILD=$(abspath $(BUILD)) tools/run.sh

@@ -87,6 +87,11 @@ type Hardware struct {
 	// core clocks at their maximum even when idle (default false: the ondemand
 	// governor scales them; docs/boards.md).
 	SimForceTurbo bool `yaml:"sim_force_turbo"`
+	// SimStallBusAfter stalls the virtual Pi's peripheral bus this long (host time)
+	// after cand starts: the owner thread's next SPI0 or GPIO access never returns,
+	// as on a board whose bus hangs, so the systemd watchdog can be seen to act.
+	// Default 0: never. Backend sim only.
+	SimStallBusAfter Duration `yaml:"sim_stall_bus_after"`
 }
 
 // AnalyzerPins: BCM GPIO numbers 0..53, -1 (default) = off. They must not be an SPI0
@@ -333,6 +338,9 @@ func (n *NetNS) UnmarshalText(text []byte) error {
 // SimBus is the simulated CAN bus a controller sits on.
 type SimBus struct {
 	Peers []SimPeer `yaml:"peers"`
+	// ChipAbsent leaves the MCP2515 off the board: MISO floats and its pull-up
+	// reads 0xFF, as with no chip fitted. Default false.
+	ChipAbsent bool `yaml:"chip_absent"`
 }
 
 // SimPeerKind selects a peer's behaviour.

@@ -127,10 +127,13 @@ func (v checker) hardware(h *Hardware) {
 	if v.has("hardware.sim_cpu") && h.Backend != BackendSim {
 		v.warn("hardware.sim_cpu", "ignored: the %s backend runs on the real CPU", h.Backend)
 	}
-	for _, key := range []string{"hardware.sim_board", "hardware.sim_force_turbo"} {
+	for _, key := range []string{"hardware.sim_board", "hardware.sim_force_turbo", "hardware.sim_stall_bus_after"} {
 		if v.has(key) && h.Backend != BackendSim {
 			v.warn(key, "ignored: the %s backend runs on the board it finds", h.Backend)
 		}
+	}
+	if h.SimStallBusAfter < 0 {
+		v.fail("hardware.sim_stall_bus_after", "%s is not allowed: must not be negative; 0 means never", h.SimStallBusAfter.D())
 	}
 }
 
@@ -245,6 +248,9 @@ func (v checker) controller(c *Config, ct *Controller, p string) {
 	v.iface(&ct.Interface, p+".interface")
 	if len(ct.Sim.Peers) > 0 && c.Hardware.Backend != BackendSim {
 		v.warn(p+".sim.peers", "ignored: the %s backend talks to a real bus", c.Hardware.Backend)
+	}
+	if ct.Sim.ChipAbsent && c.Hardware.Backend != BackendSim {
+		v.warn(p+".sim.chip_absent", "ignored: the %s backend talks to the chip that is fitted", c.Hardware.Backend)
 	}
 	for i := range ct.Sim.Peers {
 		v.peer(&ct.Sim.Peers[i], fmt.Sprintf("%s.sim.peers[%d]", p, i))

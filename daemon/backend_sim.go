@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"cand/config"
 	"cand/hw/bcm2835"
@@ -21,6 +22,8 @@ type simBackend struct {
 	names []string // the controllers' names, index-aligned with the board's nodes
 	saved *bcm2835.Saved
 	log   *slog.Logger
+	// stallAfter is hardware.sim_stall_bus_after: 0, or when the peripheral bus stalls.
+	stallAfter time.Duration
 }
 
 // openSim sets up the virtual Pi pi, or one built from cfg when pi is nil.
@@ -54,7 +57,8 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 		h.fds = append(h.fds, pi.IntFd(i))
 		names = append(names, cfg.Controllers[i].Name)
 	}
-	return &simBackend{hardware: h, pi: pi, cpu: pi.Rule(), buses: len(cfg.Controllers), names: names, saved: saved, log: log}, nil
+	return &simBackend{hardware: h, pi: pi, cpu: pi.Rule(), buses: len(cfg.Controllers), names: names, saved: saved, log: log,
+		stallAfter: cfg.Hardware.SimStallBusAfter.D()}, nil
 }
 
 func (b *simBackend) threads() int { return b.buses }
@@ -90,7 +94,12 @@ func simClockMetrics(pi *sim.Pi) metrics.SimClock {
 	return m
 }
 
-func (b *simBackend) start(ctx context.Context) { b.pi.Start(ctx) }
+func (b *simBackend) start(ctx context.Context) {
+	b.pi.Start(ctx)
+	if b.stallAfter > 0 {
+		go stallBusAfter(ctx, b.pi.BusStall(), b.stallAfter, b.log)
+	}
+}
 
 // bindOwner makes the calling (owner) thread the virtual Pi's CPU, unless the
 // configuration asks for host time (hardware.sim_cpu: shared). Without /proc the

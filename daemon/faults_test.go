@@ -216,6 +216,19 @@ func (n *notifySocket) expect(want string) {
 	}
 }
 
+// servedWithoutChip checks a start where controller a's chip does not answer and
+// b's does: READY=1 all the same, the warning for a, cand_chip_up a 0 with its link
+// up, cand_chip_up b 1.
+func servedWithoutChip(t *testing.T, notify *notifySocket, r *rig) {
+	t.Helper()
+	notify.expect("READY=1")
+	r.waitLog(time.Second, "level=WARN", `msg="chip does not answer at start: its interface is served, and the chip retried with back-off"`, "controller=a")
+	ma, mb := r.d.Owner.Ports[0].M, r.d.Owner.Ports[1].M
+	if ma.ChipUp.Load() != 0 || ma.LinkUp.Load() != 1 || mb.ChipUp.Load() != 1 {
+		t.Fatalf("cand_chip_up a %d, cand_link_up a %d, cand_chip_up b %d; want 0, 1, 1", ma.ChipUp.Load(), ma.LinkUp.Load(), mb.ChipUp.Load())
+	}
+}
+
 // A chip missing at start (MISO floating high, or stuck at 0x00) does not stop
 // cand: it serves its interfaces (READY=1), reports the chip missing (a WARN line,
 // cand_chip_up 0), retries it with back-off, and bridges once it answers; frames
@@ -230,12 +243,8 @@ func TestChipAbsentAtStart(t *testing.T) {
 				controller("b", "vcan1").chipSelect("ce1", false).intGPIO(24).peer(answerPeer("echo-b", 2)).
 				beforeStart(func(pi *sim.Pi) { pi.Node(0).Wiring.MISOStuck(miso) }).
 				start()
-			notify.expect("READY=1")
-			r.waitLog(time.Second, "level=WARN", `msg="chip does not answer at start: its interface is served, and the chip retried with back-off"`, "controller=a")
-			ma, mb := r.d.Owner.Ports[0].M, r.d.Owner.Ports[1].M
-			if ma.ChipUp.Load() != 0 || ma.LinkUp.Load() != 1 || mb.ChipUp.Load() != 1 {
-				t.Fatalf("cand_chip_up a %d, cand_link_up a %d, cand_chip_up b %d; want 0, 1, 1", ma.ChipUp.Load(), ma.LinkUp.Load(), mb.ChipUp.Load())
-			}
+			servedWithoutChip(t, notify, r)
+			ma := r.d.Owner.Ports[0].M
 			waiting := can.Frame{ID: 0x210, Length: 2, Data: can.Data{0xAB, miso}}
 			r.write(0, waiting)
 			answer := can.Frame{ID: 0x400, Length: 1, Data: can.Data{7}}

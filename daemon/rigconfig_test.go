@@ -34,6 +34,7 @@ type rigController struct {
 	spi         []string // keys of the spi mapping
 	settings    []string // the controller's other "key: value" lines
 	peers       []config.SimPeer
+	simKeys     []string // keys of the sim mapping besides peers
 	filters     *config.Filters
 }
 
@@ -78,6 +79,19 @@ func (c *rigConfig) forceTurbo() *rigConfig {
 // core_freq does on a Pi).
 func (c *rigConfig) coreClock(hz uint32) *rigConfig {
 	c.hardware = append(c.hardware, fmt.Sprintf("core_clock_hz: %d", hz))
+	return c
+}
+
+// stallBusAfter stalls the virtual Pi's peripheral bus d after start
+// (hardware.sim_stall_bus_after).
+func (c *rigConfig) stallBusAfter(d time.Duration) *rigConfig {
+	c.hardware = append(c.hardware, "sim_stall_bus_after: "+d.String())
+	return c
+}
+
+// chipAbsent leaves the last controller's chip off the board (sim.chip_absent).
+func (c *rigConfig) chipAbsent() *rigConfig {
+	c.last().simKeys = append(c.last().simKeys, "chip_absent: true")
 	return c
 }
 
@@ -254,8 +268,14 @@ func (c *rigConfig) yaml() string {
 			iface = append(iface, "kind: "+string(ct.ifaceKind))
 		}
 		fmt.Fprintf(&b, "    interface: {%s}\n", strings.Join(append(iface, ct.ifaceKeys...), ", "))
+		if len(ct.peers) > 0 || len(ct.simKeys) > 0 {
+			b.WriteString("    sim:\n")
+			for _, k := range ct.simKeys {
+				fmt.Fprintf(&b, "      %s\n", k)
+			}
+		}
 		if len(ct.peers) > 0 {
-			b.WriteString("    sim:\n      peers:\n")
+			b.WriteString("      peers:\n")
 			for _, p := range ct.peers {
 				fmt.Fprintf(&b, "        - %s\n", peerYAML(p))
 			}

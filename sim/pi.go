@@ -107,6 +107,9 @@ func New(cfg *config.Config) (*Pi, error) {
 			return nil, fmt.Errorf("sim: controller %s: INT line: %w", cc.Name, err)
 		}
 		w := newWiring(chip, edge, clk)
+		if cc.Sim.ChipAbsent {
+			w.MISOStuck(0xFF) // no chip: the pull-up
+		}
 		if err := p.soc.AttachSPI(w, pin, cc.SPI.CSActiveHigh); err != nil {
 			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)
 		}

@@ -16,6 +16,9 @@ missing=()
 #   (deploy/systemd), also where systemd is not the running init
 # lintian: checks the Debian packages (make test-pkg)
 want+=(systemd lintian)
+# mmdebstrap: the Debian 12 root file system of the systemd VM tier (make
+#   test-systemd), built from the host's apt sources
+want+=(mmdebstrap)
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
