@@ -85,6 +85,9 @@ type wiring struct {
 	metricsSrv *http.Server
 	// reloading is a reload's state (reload.go).
 	reloading reloader
+	// sd keeps systemd's STATUS= line once cand is ready (sdstatus.go); a reload
+	// comes only after that (Options.Ready hands out the Daemon).
+	sd *sdStatus
 }
 
 func (w *wiring) cleanup() {

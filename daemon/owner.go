@@ -72,7 +72,9 @@ func (w *wiring) bridge(ctx context.Context, ready <-chan struct{}) error {
 	select {
 	case <-ready:
 		w.dropPrivileges()
-		notifier.Send("READY=1\nSTATUS=bridging")
+		w.sd = newSDStatus(notifier, w.sources)
+		w.sd.ready()
+		go w.sd.run(runCtx)
 		w.log.Info("bridging", "controllers", len(w.cfg.Controllers), "metrics", w.MetricsAddr)
 		if w.opt.Ready != nil {
 			w.opt.Ready(w.Daemon)

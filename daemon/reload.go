@@ -85,7 +85,13 @@ func (w *wiring) reloadConfig() (ReloadResult, error) {
 	}
 	n := sdnotify.FromEnv()
 	n.Send(fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", mono.Now()/1000))
-	defer n.Send("READY=1\nSTATUS=bridging")
+	defer func() {
+		if w.sd != nil {
+			w.sd.ready()
+		} else {
+			n.Send("READY=1")
+		}
+	}()
 	next, err := config.Load(w.opt.ConfigPath)
 	if err != nil {
 		w.log.Error("reload: configuration refused, nothing changed", "config", w.opt.ConfigPath, "err", err)

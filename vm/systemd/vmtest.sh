@@ -99,8 +99,13 @@ part_install() {
 	start_ready install || return
 	out=$(prop cand StatusText)
 	echo "vm: StatusText=$out"
-	check install/status-text "StatusText='$out', want the STATUS= cand sends when ready: bridging" [ "$out" = bridging ]
-	skip install/status-rates "cand sends STATUS=bridging only (daemon/owner.go, daemon/reload.go): no bus state or frame rates in StatusText"
+	# The line cand sends with READY=1: each interface's state and frame rates
+	# (daemon/sdstatus.go); can1's chip is absent.
+	check install/status-text "StatusText='$out', want 'can0 <STATE> rx N/s tx N/s; can1 chip missing rx 0/s tx 0/s'" \
+		grep -Eqx 'can0 ERROR-[A-Z]+ rx [0-9]+/s tx [0-9]+/s; can1 chip missing rx 0/s tx 0/s' <<<"$out"
+	# Refreshed every 5 s: the periodic peer's 5 frames/s show as can0's RX rate.
+	status_rates() { prop cand StatusText | grep -Eq '^can0 ERROR-ACTIVE rx [1-9][0-9]*/s tx [0-9]+/s; can1 chip missing'; }
+	check install/status-rates "StatusText '$(prop cand StatusText)' shows no RX rate for can0 within 15 s (the periodic peer sends 5 frames/s)" poll 15 status_rates
 
 	step "chip absent"
 	# can1's chip is absent: served all the same, and said so.
