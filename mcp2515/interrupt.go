@@ -1,6 +1,10 @@
 package mcp2515
 
-import "go.einride.tech/can"
+import (
+	"errors"
+
+	"go.einride.tech/can"
+)
 
 // maxPasses bounds one interrupt's work so a stuck INT line cannot spin the owner
 // thread forever; the caller re-arms and comes back.
@@ -13,15 +17,21 @@ const maxPasses = 16
 // registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
 //
 // It returns done=false if INT was still asserted after maxPasses passes, and
-// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering.
+// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering. An RX
+// read-back that is no frame is dropped and the chip checked (rxcheck.go): found
+// reset, it is reported as an ErrorEvent with ChipReset and the handling ends;
+// not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
 		work, err := c.statusPass(sink, pass)
+		if errors.Is(err, errReinit) {
+			return true, nil
+		}
 		if err != nil {
 			return false, err
 		}
 		if !c.intr.Asserted() {
-			c.rxb1First = false
+			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
 			return true, nil
 		}
 		if !work {
@@ -30,6 +40,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 				return false, err
 			}
 			if !c.intr.Asserted() {
+				c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt)
 				return true, nil
 			}
 			c.stats.SpuriousInterrupts++
@@ -55,11 +66,10 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 		// chip answers, and what the RX buffers would read is no frame.
 		return false, ErrNoChip
 	}
-	if st&(StatusRX0IF|StatusRX1IF) == 0 {
-		// Both RX buffers empty: the next frame lands in RXB0, so nothing in RXB1
-		// can be older than it (see drainRX), even if INT never went high (stuck).
-		c.rxb1First = false
-	} else {
+	if empty := ^st & (StatusRX0IF | StatusRX1IF); empty != 0 {
+		c.sawEmpty(empty, c.statusAt)
+	}
+	if st&(StatusRX0IF|StatusRX1IF) != 0 {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
 			return false, err
@@ -95,6 +105,9 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
 		work, err := c.statusPass(sink, pass)
+		if errors.Is(err, errReinit) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -105,72 +118,36 @@ func (c *Controller) Poll(sink Sink) error {
 	return c.errorPass(sink)
 }
 
-// drainRX reads the full RX buffers in the order the frames arrived.
-//
-// With rollover, a frame goes to RXB1 only while RXB0 is full, so when both are
-// flagged RXB0 normally holds the older frame. The exception (the kernel's 2022
-// race fix): RXB1 filled while RXB0 was being read, and RXB0 refilled afterwards.
-// The driver knows that case: it read RXB0 with RXB1 seen empty and found INT still
-// asserted. For RXB1 to be the newer one, two frames must have ended after RXB0's
-// CS rose (one refilling RXB0, one rolling over), each at least minFrameNs long; so
-// if both flags show within 2·minFrameNs, RXB1 is certainly older. Later than that
-// the order cannot be known (counted as RXOrderUncertain; RXB1 first, as the kernel
-// does).
+// drainRX reads the full RX buffers in the order the frames arrived (rxorder.go).
 func (c *Controller) drainRX(st byte, sink Sink) error {
-	both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
-	switch {
-	case st&StatusRX1IF != 0 && (c.rxb1First || !both):
-		if both && c.rxb1First && c.minFrameNs > 0 && c.now()-c.lastRXB0Up >= 2*c.minFrameNs {
-			c.stats.RXOrderUncertain++
-		}
-		if err := c.readRX(1, sink); err != nil {
-			return err
-		}
-		c.rxb1First = false
-		if both {
-			sink.BothFull(c.now() - c.statusAt)
-			return c.readRXB0(sink, false)
-		}
-		return nil
-	default:
-		// RXB0 first; RXB1 (if flagged) is newer.
-		if st&StatusRX0IF != 0 {
-			if err := c.readRXB0(sink, st&StatusRX1IF == 0); err != nil {
-				return err
-			}
-			if both {
-				sink.BothFull(c.now() - c.statusAt)
-			}
-		}
-		if st&StatusRX1IF != 0 {
-			if err := c.readRX(1, sink); err != nil {
-				return err
-			}
-			c.rxb1First = false
-		}
-		return nil
+	switch st & (StatusRX0IF | StatusRX1IF) {
+	case StatusRX0IF:
+		return c.readRX(0, sink)
+	case StatusRX1IF:
+		return c.readRX(1, sink)
 	}
-}
-
-func (c *Controller) readRXB0(sink Sink, rxb1Empty bool) error {
-	if err := c.readRX(0, sink); err != nil {
+	first := 0
+	if c.rxb1First() {
+		first = 1
+	}
+	if err := c.readRX(first, sink); err != nil {
 		return err
 	}
-	if rxb1Empty {
-		// Anything that lands in RXB1 from now until RXB0 refills is older than the
-		// next RXB0 frame.
-		c.rxb1First = true
-		c.lastRXB0Up = c.now()
-	}
-	return nil
+	sink.BothFull(c.now() - c.statusAt)
+	return c.readRX(1-first, sink)
 }
 
 // readRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) and
 // hands the frame to the sink.
 func (c *Controller) readRX(n int, sink Sink) error {
+	at := c.now()
 	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
 	clear(c.tx[1:14])
 	if err := c.spi.Transfer(OpReadRxBuf, c.tx[:14], c.rx[:14]); err != nil {
+		return err
+	}
+	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(14)) // RXnIF cleared at the CS rise
+	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
 		return err
 	}
 	decodeRX(&c.frame, c.rx[1:14])
