@@ -1,0 +1,53 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"cand/mcp2515"
+	"cand/socketcan"
+)
+
+// A chip reset between READ STATUS and READ RX BUFFER (the reset at the READ RX
+// BUFFER's first byte): the read falls into the chip's oscillator start-up and reads
+// 0xFF. cand delivers no frame from it (the all-0xFF read-out was once delivered as
+// 1FFFFFFF#R8), counts it in cand_rx_invalid_reads_total, re-initialises the chip,
+// and frames flow again; every frame adds up.
+func TestChipResetBeforeRXReadDeliversNoPhantom(t *testing.T) {
+	r := newRigConfig(t).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
+	m := r.d.Owner.Ports[0].M
+	readFrames := func(n int, when string) {
+		t.Helper()
+		for i := 0; i < n; {
+			f, k, err := r.read(0, 5*time.Second)
+			switch {
+			case err == nil && k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL && f.Data[1] == socketcan.CAN_ERR_CRTL_RX_OVERFLOW:
+				// the peer's frames queued while the chip was off the bus may overflow it once
+			case err != nil || k != socketcan.FrameData || f.ID != 0x100:
+				t.Fatalf("frames %s: %v %v %v, want 0x100 data frames", when, f, k, err)
+			default:
+				i++
+			}
+		}
+	}
+	readFrames(3, "before")
+	wiped := make(chan int, 1)
+	r.pi.Node(0).Wiring.ResetAtInstruction(func(b byte) bool { return b&0xF9 == mcp2515.InstrReadRxBuf }, func(n int) { wiped <- n })
+	var n int
+	select {
+	case n = <-wiped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no READ RX BUFFER within 10 s")
+	}
+	r.books.mu.Lock()
+	r.books.wiped[0] += n
+	r.books.mu.Unlock()
+	waitFor(t, 5*time.Second, "the invalid read to be counted and the chip re-initialised", func() bool {
+		return m.RXInvalidReads.Load() == 1 && m.ChipResets.Load() == 1
+	})
+	readFrames(3, "after the reset")
+	if got := m.RXInvalidReads.Load(); got != 1 {
+		t.Fatalf("cand_rx_invalid_reads_total %d, want 1", got)
+	}
+	r.checkConservation()
+}
