@@ -83,18 +83,16 @@ type Controller struct {
 	maxTX     int
 	aborting  bool // ABAT set: waiting for the pending buffers to be released
 
-	// RX order (rxorder.go): when each RX buffer was last known empty, and the
-	// shortest time between two frames' arrivals.
-	rxEmpty   [2]rxEmpty
-	obs       uint64 // observations of the RX buffers so far (rxEmpty.seq)
-	loadGapNs int64
-	statusAt  int64 // when the current pass's READ STATUS started
-	state     canstate.State
-	lastEFLG  byte
-	stats     Stats
-	frame     can.Frame
-	errEv     ErrorEvent
-	now       func() int64
+	// RX order (rxorder.go): when each RX buffer was last known empty.
+	rxEmpty  [2]rxEmpty
+	obs      uint64 // observations of the RX buffers so far (rxEmpty.seq)
+	statusAt int64  // when the current pass's READ STATUS started
+	state    canstate.State
+	lastEFLG byte
+	stats    Stats
+	frames   [2]can.Frame // as read from RXB0, RXB1
+	errEv    ErrorEvent
+	now      func() int64
 }
 
 // Stats are the controller's own counters (the metrics package exports them).
@@ -124,10 +122,6 @@ func (c *Controller) SetConfig(cfg Config) {
 	c.maxTX = cfg.TXBuffers
 	if c.maxTX <= 0 || c.maxTX > 3 {
 		c.maxTX = 3
-	}
-	c.loadGapNs = 0
-	if cfg.Bitrate > 0 {
-		c.loadGapNs = loadGapBits * 1e9 / int64(cfg.Bitrate)
 	}
 }
 

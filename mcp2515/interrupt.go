@@ -12,8 +12,8 @@ const maxPasses = 16
 
 // HandleInterrupt services the chip until INT is released: each pass is one READ
 // STATUS (2 bytes), then one READ RX BUFFER (14 bytes, which also clears RXnIF when
-// CS rises) per full buffer in bus order, then one BIT MODIFY for finished TX
-// buffers. When INT stays low with no RX/TX flag, the error pass reads the error
+// CS rises) per full buffer, their frames handed to the sink in bus order, then one
+// BIT MODIFY for finished TX buffers. When INT stays low with no RX/TX flag, the error pass reads the error
 // registers. An isolated received frame costs exactly 2 transfers and 16 bytes.
 //
 // It returns done=false if INT was still asserted after maxPasses passes, and
@@ -118,7 +118,9 @@ func (c *Controller) Poll(sink Sink) error {
 	return c.errorPass(sink)
 }
 
-// drainRX reads the full RX buffers in the order the frames arrived (rxorder.go).
+// drainRX reads the full RX buffers and hands their frames to the sink in the
+// order they arrived. With both full, both are read before either is delivered, so
+// that the order can be decided with the frames' lengths (rxorder.go).
 func (c *Controller) drainRX(st byte, sink Sink) error {
 	switch st & (StatusRX0IF | StatusRX1IF) {
 	case StatusRX0IF:
@@ -126,33 +128,51 @@ func (c *Controller) drainRX(st byte, sink Sink) error {
 	case StatusRX1IF:
 		return c.readRX(1, sink)
 	}
-	first := 0
-	if c.rxb1First() {
-		first = 1
-	}
-	if err := c.readRX(first, sink); err != nil {
-		return err
+	e0, e1, at := c.rxEmpty[0], c.rxEmpty[1], c.now()
+	if ok, err := c.fetchRX(0, sink); !ok {
+		if err != nil {
+			return err
+		}
+		return c.readRX(1, sink)
 	}
 	sink.BothFull(c.now() - c.statusAt)
-	return c.readRX(1-first, sink)
+	if ok, err := c.fetchRX(1, sink); !ok {
+		sink.Received(&c.frames[0])
+		return err
+	}
+	first := 0
+	if c.rxb1First(e0, e1, at) {
+		first = 1
+	}
+	sink.Received(&c.frames[first])
+	sink.Received(&c.frames[1-first])
+	return nil
 }
 
-// readRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) and
-// hands the frame to the sink.
+// readRX reads RX buffer n and hands its frame to the sink.
 func (c *Controller) readRX(n int, sink Sink) error {
+	ok, err := c.fetchRX(n, sink)
+	if ok {
+		sink.Received(&c.frames[n])
+	}
+	return err
+}
+
+// fetchRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) into
+// c.frames[n]. ok is false if the read-back was no frame (rxcheck.go).
+func (c *Controller) fetchRX(n int, sink Sink) (ok bool, err error) {
 	at := c.now()
 	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
 	clear(c.tx[1:14])
 	if err := c.spi.Transfer(OpReadRxBuf, c.tx[:14], c.rx[:14]); err != nil {
-		return err
+		return false, err
 	}
 	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(14)) // RXnIF cleared at the CS rise
 	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
-		return err
+		return false, err
 	}
-	decodeRX(&c.frame, c.rx[1:14])
-	sink.Received(&c.frame)
-	return nil
+	decodeRX(&c.frames[n], c.rx[1:14])
+	return true, nil
 }
 
 // decodeRX decodes SIDH, SIDL, EID8, EID0, DLC, D0..D7 of an RX buffer.
