@@ -31,10 +31,11 @@ import "cand/canwire"
 // empty (§4.5), so only the bus bounds apply.
 //
 // The bounds hold if the controller's clock (New's now) runs no slower than the
-// bus's time: CLOCK_MONOTONIC on a Pi. On the virtual Pi's dedicated rule, which
-// takes host stalls out of the board's time, host time runs faster than the bus's,
-// so the bounds exclude less and more reads are counted uncertain, never wrongly
-// exact.
+// bus's time: CLOCK_MONOTONIC on a Pi. On the virtual Pi, cand's clock is the
+// host's: under the dedicated rule, which takes time out of the board's, it runs
+// faster than the bus's (more reads counted uncertain, none wrongly exact); under
+// the strict rule the board's time runs ahead of the host's while the driver
+// computes (docs/clock.md), and a bound can then exclude an order wrongly.
 
 // minTransferNs is the shortest an n-byte transfer can take: at the chip's highest
 // SPI clock, InstrMaxSCLK. A buffer read that began at t was freed no earlier than

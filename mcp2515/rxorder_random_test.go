@@ -15,7 +15,7 @@ import (
 func TestRandomTrafficSwapsAreCounted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	bad := 0
-	for run := 0; run < 500; run++ {
+	for run := 0; run < 200; run++ {
 		r := newRig(t, []uint32{125_000, 500_000, 1_000_000}[rng.IntN(3)])
 		r.anyErr = true
 		r.byteNs = int64(800 + rng.IntN(5000))
