@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"cand/mcp2515"
-	"cand/socketcan"
 )
 
 // A chip reset between READ STATUS and READ RX BUFFER (the reset at the READ RX
@@ -16,21 +15,7 @@ import (
 func TestChipResetBeforeRXReadDeliversNoPhantom(t *testing.T) {
 	r := newRigConfig(t).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
 	m := r.d.Owner.Ports[0].M
-	readFrames := func(n int, when string) {
-		t.Helper()
-		for i := 0; i < n; {
-			f, k, err := r.read(0, 5*time.Second)
-			switch {
-			case err == nil && k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL && f.Data[1] == socketcan.CAN_ERR_CRTL_RX_OVERFLOW:
-				// the peer's frames queued while the chip was off the bus may overflow it once
-			case err != nil || k != socketcan.FrameData || f.ID != 0x100:
-				t.Fatalf("frames %s: %v %v %v, want 0x100 data frames", when, f, k, err)
-			default:
-				i++
-			}
-		}
-	}
-	readFrames(3, "before")
+	r.expectPeerFrames(3, 0x100, "before")
 	wiped := make(chan int, 1)
 	r.pi.Node(0).Wiring.ResetAtInstruction(func(b byte) bool { return b&0xF9 == mcp2515.InstrReadRxBuf }, func(n int) { wiped <- n })
 	var n int
@@ -45,7 +30,7 @@ func TestChipResetBeforeRXReadDeliversNoPhantom(t *testing.T) {
 	waitFor(t, 5*time.Second, "the invalid read to be counted and the chip re-initialised", func() bool {
 		return m.RXInvalidReads.Load() == 1 && m.ChipResets.Load() == 1
 	})
-	readFrames(3, "after the reset")
+	r.expectPeerFrames(3, 0x100, "after the reset")
 	if got := m.RXInvalidReads.Load(); got != 1 {
 		t.Fatalf("cand_rx_invalid_reads_total %d, want 1", got)
 	}

@@ -100,6 +100,19 @@ func newRig(t *testing.T, bitrate uint32) *rig {
 	return r
 }
 
+// wantFrames checks that the sink got exactly want, in order.
+func (r *rig) wantFrames(want ...can.Frame) {
+	r.t.Helper()
+	if len(r.frames) != len(want) {
+		r.t.Fatalf("frames %v, want %v", r.frames, want)
+	}
+	for i := range want {
+		if r.frames[i] != want[i] {
+			r.t.Fatalf("frame %d is %v, want %v (all: %v)", i, r.frames[i], want[i], r.frames)
+		}
+	}
+}
+
 // waitINT advances the clock in 1 µs steps until INT is asserted.
 func (r *rig) waitINT() {
 	r.t.Helper()
@@ -179,15 +192,7 @@ func TestRXB1FilledDuringRXB0ReadKeepsBusOrder(t *testing.T) {
 	if log[1].At != bEnd || log[2].At != cEnd {
 		t.Fatalf("B ended at %d, C at %d; the test planned %d and %d", log[1].At, log[2].At, bEnd, cEnd)
 	}
-	want := []can.Frame{a, b, c}
-	if len(r.frames) != 3 {
-		t.Fatalf("frames %v, want %v", r.frames, want)
-	}
-	for i := range want {
-		if r.frames[i] != want[i] {
-			t.Fatalf("frame %d is %v, want %v (all: %v)", i, r.frames[i], want[i], r.frames)
-		}
-	}
+	r.wantFrames(a, b, c)
 	if got := r.ctl.Stats().RXOrderUncertain; got != 0 {
 		t.Fatalf("RXOrderUncertain = %d, want 0: the order was knowable", got)
 	}
@@ -215,15 +220,7 @@ func TestRXB1OrderUnknowableIsCounted(t *testing.T) {
 	if _, err := r.ctl.HandleInterrupt(r); err != nil {
 		t.Fatal(err)
 	}
-	want := []can.Frame{frameN(0), frameN(2), frameN(1)}
-	if len(r.frames) != 3 {
-		t.Fatalf("frames %v, want %v", r.frames, want)
-	}
-	for i := range want {
-		if r.frames[i] != want[i] {
-			t.Fatalf("frame %d is %v, want %v (all: %v)", i, r.frames[i], want[i], r.frames)
-		}
-	}
+	r.wantFrames(frameN(0), frameN(2), frameN(1))
 	if got := r.ctl.Stats().RXOrderUncertain; got != 1 {
 		t.Fatalf("RXOrderUncertain = %d, want 1: the delay was longer than two frames", got)
 	}
