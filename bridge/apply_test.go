@@ -23,7 +23,7 @@ func TestApplyRunsOnTheOwnerThread(t *testing.T) {
 	go func() { done <- o.Run(ctx) }()
 	owner := <-tid
 	deadline := time.Now().Add(5 * time.Second)
-	for o.ctlFd.Load() == 0 { // the loop's eventfd, made after Setup
+	for o.ctlFd.Load() == 0 { // the loop's eventfd
 		if time.Now().After(deadline) {
 			t.Fatal("owner loop not running after 5s")
 		}
@@ -56,5 +56,33 @@ func TestApplyRunsOnTheOwnerThread(t *testing.T) {
 	}
 	if o.Apply(func() { t.Error("ran after Run") }) {
 		t.Fatal("Apply after Run reported true")
+	}
+}
+
+// An Apply posted while Setup runs (cand reports itself ready from Setup, and a
+// reload may come at once) is taken: it runs once the loop does, rather than being
+// refused as "not running".
+func TestApplyDuringSetupRunsOnceTheLoopDoes(t *testing.T) {
+	var o Owner
+	setup := make(chan struct{})
+	o.Setup = func() error {
+		close(setup)
+		deadline := time.Now().Add(5 * time.Second)
+		for o.apply.pending.Load() == nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Microsecond) // poll for the posted request
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	<-setup
+	ran := false
+	if !o.Apply(func() { ran = true }) || !ran {
+		t.Fatal("Apply posted during Setup was refused")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -63,17 +63,20 @@ func (o *Owner) HeartbeatAge() int64 { return mono.Now() - o.heartbeat.Load() }
 // carry real-time settings and ends with the goroutine.
 func (o *Owner) Run(ctx context.Context) error {
 	runtime.LockOSThread()
-	if o.Setup != nil {
-		if err := o.Setup(); err != nil {
-			return err
-		}
-	}
+	// The control eventfd comes first: Setup may report cand ready (its Ready
+	// callback, READY=1), and an Apply from then on must be taken, by the loop once
+	// it runs, not refused as "not running".
 	ctl, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("owner: eventfd: %w", err)
 	}
 	o.ctlFd.Store(int64(ctl) + 1)
 	defer func() { o.ctlFd.Store(0); o.refusePending(); unix.Close(ctl) }()
+	if o.Setup != nil {
+		if err := o.Setup(); err != nil {
+			return err
+		}
+	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("owner: epoll_create1: %w", err)

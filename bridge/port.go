@@ -83,6 +83,7 @@ type Port struct {
 	seq        gpio.SeqTracker
 	stuck      bool   // INT still asserted after HandleInterrupt's bound
 	uncertain  uint64 // Ctl.Stats().RXOrderUncertain already exported
+	invalid    uint64 // Ctl.Stats().RXInvalidReads already exported
 
 	// TX (tx.go)
 	sockReadable bool     // edge-triggered: set on EPOLLIN, cleared on EAGAIN

@@ -65,6 +65,7 @@ func (p *Port) interrupt(edgeNs int64) error {
 	}
 	p.spi.BeginInterrupt(start)
 	done, err := p.service()
+	p.exportRXStats()
 	if errors.Is(err, mcp2515.ErrNoChip) {
 		// The chip stopped answering (MISO floats): recovery, not the end of cand.
 		p.spi.EndInterrupt()
@@ -80,15 +81,25 @@ func (p *Port) interrupt(edgeNs int64) error {
 	if done {
 		p.releasedNs = p.clock.Now()
 	}
-	if u := p.Ctl.Stats().RXOrderUncertain; u != p.uncertain {
-		p.M.RXOrderUncertain.Add(u - p.uncertain)
-		p.uncertain = u
-	}
 	if edgeNs != 0 {
 		p.M.IntHandled.Observe(p.clock.Now() - edgeNs)
 	}
 	p.edgeNs = 0
 	return p.afterInterrupt()
+}
+
+// exportRXStats adds the controller's RX counters that grew since the last call to
+// their metrics.
+func (p *Port) exportRXStats() {
+	st := p.Ctl.Stats()
+	if st.RXOrderUncertain != p.uncertain {
+		p.M.RXOrderUncertain.Add(st.RXOrderUncertain - p.uncertain)
+		p.uncertain = st.RXOrderUncertain
+	}
+	if st.RXInvalidReads != p.invalid {
+		p.M.RXInvalidReads.Add(st.RXInvalidReads - p.invalid)
+		p.invalid = st.RXInvalidReads
+	}
 }
 
 // Received implements mcp2515.Sink: the frame is written to the socket at once.

@@ -105,6 +105,24 @@ func (r *rig) powerCycle(i int) {
 	r.books.mu.Unlock()
 }
 
+// expectPeerFrames reads controller 0's socket until n data frames with ID id came;
+// RX-overflow error frames may come between them (a peer's frames queued while the
+// chip was off the bus come back to back and may overflow it once), anything else
+// fails the test.
+func (r *rig) expectPeerFrames(n int, id uint32, when string) {
+	r.t.Helper()
+	for i := 0; i < n; {
+		f, k, err := r.read(0, 5*time.Second)
+		switch {
+		case err == nil && k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL && f.Data[1] == socketcan.CAN_ERR_CRTL_RX_OVERFLOW:
+		case err != nil || k != socketcan.FrameData || f.ID != id:
+			r.t.Fatalf("frames %s: %v %v %v", when, f, k, err)
+		default:
+			i++
+		}
+	}
+}
+
 // fakeLinks stands in for rtnetlink: the test sets an interface's state, the
 // daemon gets an event and asks for the state, as from the kernel. Recreate makes
 // a new socketpair: its daemon end goes to the owner thread, its host end becomes

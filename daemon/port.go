@@ -5,6 +5,7 @@ import (
 
 	"cand/bridge"
 	"cand/config"
+	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/metrics"
 )
@@ -51,7 +52,11 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	w.sources[len(w.sources)-1].conf.Store(&sourceConf{timing: timing, restartMs: *cc.RestartMs})
 	spi := bridge.NewSPI(dev, m, probe)
 	intFd, intr := w.hw.intLine(i, cc)
-	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), w.hw.clock())
+	// The driver's RX-order bounds need a clock that never runs slower than the
+	// bus's time and never steps back (mcp2515/rxorder.go): CLOCK_MONOTONIC, the
+	// board's own on a real Pi; on the virtual Pi the board's clock can step back
+	// after a removal, and one uncounted swap was seen with it.
+	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
 	sockFd, err := w.socket(i, cc)
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)

@@ -43,7 +43,7 @@ type Config struct {
 	Filters          *Filters
 	// TXBuffers limits how many of the three TX buffers are used (1..3; 0 = 3).
 	TXBuffers int
-	// Bitrate is used to bound the RX-order inference (minimum frame time).
+	// Bitrate bounds how soon two frames can arrive one after the other (rxorder.go).
 	Bitrate uint32
 }
 
@@ -83,18 +83,16 @@ type Controller struct {
 	maxTX     int
 	aborting  bool // ABAT set: waiting for the pending buffers to be released
 
-	// RX order: after RXB0 was read while RXB1 was seen empty, a frame that shows up
-	// in RXB1 before RXB0 could refill is older than any new RXB0 frame.
-	rxb1First  bool
-	lastRXB0Up int64
-	statusAt   int64 // when the current pass's READ STATUS started
-	minFrameNs int64
-	state      canstate.State
-	lastEFLG   byte
-	stats      Stats
-	frame      can.Frame
-	errEv      ErrorEvent
-	now        func() int64
+	// RX order (rxorder.go): when each RX buffer was last known empty.
+	rxEmpty  [2]rxEmpty
+	obs      uint64 // observations of the RX buffers so far (rxEmpty.seq)
+	statusAt int64  // when the current pass's READ STATUS started
+	state    canstate.State
+	lastEFLG byte
+	stats    Stats
+	frames   [2]can.Frame // as read from RXB0, RXB1
+	errEv    ErrorEvent
+	now      func() int64
 }
 
 // Stats are the controller's own counters (the metrics package exports them).
@@ -103,7 +101,8 @@ type Stats struct {
 	RXOverflows        uint64 // frames the chip dropped: both buffers full (RXnOVR)
 	MessageErrors      uint64 // MERRF
 	Passes             uint64 // status passes
-	RXOrderUncertain   uint64
+	RXOrderUncertain   uint64 // both RX buffers full and their order not knowable (rxorder.go)
+	RXInvalidReads     uint64 // RX read-backs that were no frame, dropped (rxcheck.go)
 	ErrorPasses        uint64
 	SpuriousInterrupts uint64
 }
@@ -123,11 +122,6 @@ func (c *Controller) SetConfig(cfg Config) {
 	c.maxTX = cfg.TXBuffers
 	if c.maxTX <= 0 || c.maxTX > 3 {
 		c.maxTX = 3
-	}
-	// 47 bits is the shortest frame (standard, DLC 0, before stuffing, with IFS).
-	c.minFrameNs = 0
-	if cfg.Bitrate > 0 {
-		c.minFrameNs = int64(47) * 1e9 / int64(cfg.Bitrate)
 	}
 }
 
@@ -187,7 +181,7 @@ func (c *Controller) Reset() error {
 	c.txPending = [3]bool{}
 	c.nPending = 0
 	c.aborting = false
-	c.rxb1First = false
+	c.sawEmpty(StatusRX0IF|StatusRX1IF, c.now()) // RESET cleared RXnIF; nothing arrives before SetMode
 	c.state = canstate.ErrorActive
 	return nil
 }

@@ -1,6 +1,10 @@
 package mcp2515
 
-import "go.einride.tech/can"
+import (
+	"errors"
+
+	"go.einride.tech/can"
+)
 
 // maxPasses bounds one interrupt's work so a stuck INT line cannot spin the owner
 // thread forever; the caller re-arms and comes back.
@@ -8,22 +12,28 @@ const maxPasses = 16
 
 // HandleInterrupt services the chip until INT is released: each pass is one READ
 // STATUS (2 bytes), then one READ RX BUFFER (6 header bytes and the frame's data
-// bytes, at most 14; it also clears RXnIF when CS rises) per full buffer in bus
-// order, then one BIT MODIFY for finished TX buffers. When INT stays low with no
+// bytes, at most 14; it also clears RXnIF when CS rises) per full buffer, their
+// frames handed to the sink in bus order, then one BIT MODIFY for finished TX buffers. When INT stays low with no
 // RX/TX flag, the error pass reads the error registers. An isolated received frame
 // costs exactly 2 transfers and 8 + its data length bytes (16 for 8 data bytes;
 // 16 for any frame over an SPI that cannot lengthen a transfer, readRxBuf).
 //
 // It returns done=false if INT was still asserted after maxPasses passes, and
-// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering.
+// ErrNoChip if READ STATUS reads 0xFF: MISO floating, no chip answering. An RX
+// read-back that is no frame is dropped and the chip checked (rxcheck.go): found
+// reset, it is reported as an ErrorEvent with ChipReset and the handling ends;
+// not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
 		work, err := c.statusPass(sink, pass)
+		if errors.Is(err, errReinit) {
+			return true, nil
+		}
 		if err != nil {
 			return false, err
 		}
 		if !c.intr.Asserted() {
-			c.rxb1First = false
+			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
 			return true, nil
 		}
 		if !work {
@@ -32,6 +42,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 				return false, err
 			}
 			if !c.intr.Asserted() {
+				c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt)
 				return true, nil
 			}
 			c.stats.SpuriousInterrupts++
@@ -57,11 +68,10 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 		// chip answers, and what the RX buffers would read is no frame.
 		return false, ErrNoChip
 	}
-	if st&(StatusRX0IF|StatusRX1IF) == 0 {
-		// Both RX buffers empty: the next frame lands in RXB0, so nothing in RXB1
-		// can be older than it (see drainRX), even if INT never went high (stuck).
-		c.rxb1First = false
-	} else {
+	if empty := ^st & (StatusRX0IF | StatusRX1IF); empty != 0 {
+		c.sawEmpty(empty, c.statusAt)
+	}
+	if st&(StatusRX0IF|StatusRX1IF) != 0 {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
 			return false, err
@@ -97,6 +107,9 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
 		work, err := c.statusPass(sink, pass)
+		if errors.Is(err, errReinit) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -107,75 +120,60 @@ func (c *Controller) Poll(sink Sink) error {
 	return c.errorPass(sink)
 }
 
-// drainRX reads the full RX buffers in the order the frames arrived.
-//
-// With rollover, a frame goes to RXB1 only while RXB0 is full, so when both are
-// flagged RXB0 normally holds the older frame. The exception (the kernel's 2022
-// race fix): RXB1 filled while RXB0 was being read, and RXB0 refilled afterwards.
-// The driver knows that case: it read RXB0 with RXB1 seen empty and found INT still
-// asserted. For RXB1 to be the newer one, two frames must have ended after RXB0's
-// CS rose (one refilling RXB0, one rolling over), each at least minFrameNs long; so
-// if both flags show within 2·minFrameNs, RXB1 is certainly older. Later than that
-// the order cannot be known (counted as RXOrderUncertain; RXB1 first, as the kernel
-// does).
+// drainRX reads the full RX buffers and hands their frames to the sink in the
+// order they arrived. With both full, both are read before either is delivered, so
+// that the order can be decided with the frames' lengths (rxorder.go).
 func (c *Controller) drainRX(st byte, sink Sink) error {
-	both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
-	switch {
-	case st&StatusRX1IF != 0 && (c.rxb1First || !both):
-		if both && c.rxb1First && c.minFrameNs > 0 && c.now()-c.lastRXB0Up >= 2*c.minFrameNs {
-			c.stats.RXOrderUncertain++
-		}
-		if err := c.readRX(1, sink); err != nil {
+	switch st & (StatusRX0IF | StatusRX1IF) {
+	case StatusRX0IF:
+		return c.readRX(0, sink)
+	case StatusRX1IF:
+		return c.readRX(1, sink)
+	}
+	e0, e1, at := c.rxEmpty[0], c.rxEmpty[1], c.now()
+	if ok, err := c.fetchRX(0, sink); !ok {
+		if err != nil {
 			return err
 		}
-		c.rxb1First = false
-		if both {
-			sink.BothFull(c.now() - c.statusAt)
-			return c.readRXB0(sink, false)
-		}
-		return nil
-	default:
-		// RXB0 first; RXB1 (if flagged) is newer.
-		if st&StatusRX0IF != 0 {
-			if err := c.readRXB0(sink, st&StatusRX1IF == 0); err != nil {
-				return err
-			}
-			if both {
-				sink.BothFull(c.now() - c.statusAt)
-			}
-		}
-		if st&StatusRX1IF != 0 {
-			if err := c.readRX(1, sink); err != nil {
-				return err
-			}
-			c.rxb1First = false
-		}
-		return nil
+		return c.readRX(1, sink)
 	}
-}
-
-func (c *Controller) readRXB0(sink Sink, rxb1Empty bool) error {
-	if err := c.readRX(0, sink); err != nil {
+	sink.BothFull(c.now() - c.statusAt)
+	if ok, err := c.fetchRX(1, sink); !ok {
+		sink.Received(&c.frames[0])
 		return err
 	}
-	if rxb1Empty {
-		// Anything that lands in RXB1 from now until RXB0 refills is older than the
-		// next RXB0 frame.
-		c.rxb1First = true
-		c.lastRXB0Up = c.now()
+	first := 0
+	if c.rxb1First(e0, e1, at) {
+		first = 1
 	}
+	sink.Received(&c.frames[first])
+	sink.Received(&c.frames[1-first])
 	return nil
 }
 
-// readRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) and
-// hands the frame to the sink.
+// readRX reads RX buffer n and hands its frame to the sink.
 func (c *Controller) readRX(n int, sink Sink) error {
-	if err := c.readRxBuf(n); err != nil {
-		return err
+	ok, err := c.fetchRX(n, sink)
+	if ok {
+		sink.Received(&c.frames[n])
 	}
-	decodeRX(&c.frame, c.rx[1:14])
-	sink.Received(&c.frame)
-	return nil
+	return err
+}
+
+// fetchRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) into
+// c.frames[n]. ok is false if the read-back was no frame (rxcheck.go).
+func (c *Controller) fetchRX(n int, sink Sink) (ok bool, err error) {
+	at := c.now()
+	k, err := c.readRxBuf(n)
+	if err != nil {
+		return false, err
+	}
+	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(k)) // RXnIF cleared at the CS rise
+	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
+		return false, err
+	}
+	decodeRX(&c.frames[n], c.rx[1:14])
+	return true, nil
 }
 
 // decodeRX decodes SIDH, SIDL, EID8, EID0, DLC, D0..D7 of an RX buffer.

@@ -240,6 +240,11 @@ const (
 	SIDLEIDMask = 0x03 // EID[17:16]
 	DLCRTR      = 0x40 // remote transmission request (TX, and extended RX)
 	DLCMask     = 0x0F
+	// Bits of an RX buffer that the chip does not implement and reads as 0
+	// (datasheet register 4-5, RXBnSIDL bit 2; register 4-8, RXBnDLC bit 7).
+	// RXBnDLC bits 5:4 (RB1, RB0) are reserved and read what the bus sent (R-x).
+	RXBSIDLUnimplemented = 0x04
+	RXBDLCUnimplemented  = 0x80
 )
 
 // IsBitModifiable reports whether BIT MODIFY applies its mask at addr; on any other

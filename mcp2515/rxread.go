@@ -10,19 +10,18 @@ const (
 	rxReadLen = rxHeadLen + 8 // ... + D0..D7
 )
 
-// readRxBuf clocks READ RX BUFFER n into c.rx[:rxReadLen]. Over an SPIThen it is
-// one transfer of the header and then only the data bytes the frame carries
-// (rxDataLen), CS held low between them; the bytes not clocked read 0. Over a
-// plain SPI it clocks all 14 bytes.
-func (c *Controller) readRxBuf(n int) error {
+// readRxBuf clocks READ RX BUFFER n into c.rx[:rxReadLen] and returns the bytes
+// clocked. Over an SPIThen it is one transfer of the header and then only the data
+// bytes the frame carries (rxDataLen), CS held low between them; the bytes not
+// clocked read 0. Over a plain SPI it clocks all 14 bytes.
+func (c *Controller) readRxBuf(n int) (int, error) {
 	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
 	clear(c.tx[1:rxReadLen])
 	if s, ok := c.spi.(SPIThen); ok {
 		clear(c.rx[rxHeadLen:rxReadLen])
-		_, err := s.TransferThen(OpReadRxBuf, c.tx[:rxReadLen], c.rx[:rxReadLen], rxHeadLen, rxDataLen)
-		return err
+		return s.TransferThen(OpReadRxBuf, c.tx[:rxReadLen], c.rx[:rxReadLen], rxHeadLen, rxDataLen)
 	}
-	return c.spi.Transfer(OpReadRxBuf, c.tx[:rxReadLen], c.rx[:rxReadLen])
+	return rxReadLen, c.spi.Transfer(OpReadRxBuf, c.tx[:rxReadLen], c.rx[:rxReadLen])
 }
 
 // rxDataLen is how many data bytes follow a READ RX BUFFER header (instruction,

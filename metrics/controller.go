@@ -63,6 +63,7 @@ type Controller struct {
 	Interrupts       *Counter // cand_interrupts_total
 	SocketDrops      *Counter // cand_socket_drops_total (SO_RXQ_OVFL)
 	RXOrderUncertain *Counter // cand_rx_order_uncertain_total
+	RXInvalidReads   *Counter // cand_rx_invalid_reads_total: RX buffer read-backs that were no frame, dropped
 	SPIBytes         *Counter // cand_spi_bytes_total
 	SPIErrors        *Counter // cand_spi_errors_total
 	SocketWriteErrs  *Counter // cand_rx_socket_errors_total: frames the socket refused (ENOBUFS/EAGAIN)
@@ -128,6 +129,7 @@ func newController(name, iface string, created time.Time) *Controller {
 		Interrupts:       new(Counter),
 		SocketDrops:      new(Counter),
 		RXOrderUncertain: new(Counter),
+		RXInvalidReads:   new(Counter),
 		SPIBytes:         new(Counter),
 		SPIErrors:        new(Counter),
 		SocketWriteErrs:  new(Counter),

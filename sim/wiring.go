@@ -27,6 +27,12 @@ type Wiring struct {
 	miso atomic.Int32 // -1: the chip drives MISO; else the byte MISO reads
 	held atomic.Bool  // INT held low
 
+	// resetAt: power-cycle the chip as the next transfer whose instruction byte it
+	// matches begins (ResetAtInstruction); next: the next byte is a transfer's
+	// first (set at each CS fall).
+	resetAt atomic.Pointer[instrReset]
+	next    atomic.Bool
+
 	mu       sync.Mutex // orders the INT line's edges
 	chipHigh bool       // the chip's INT output
 	line     bool       // the line's level as the edge events report it
@@ -54,11 +60,34 @@ func (w *Wiring) HoldINTLow(on bool) {
 	w.edge.Flush()
 }
 
+// instrReset is a pending ResetAtInstruction.
+type instrReset struct {
+	match func(instr byte) bool
+	done  func(wiped int)
+}
+
+// ResetAtInstruction power-cycles the chip (a brown-out, mcpchip.PowerCycleLosing)
+// once, as the first transfer whose instruction byte match accepts begins: a reset
+// at an exact point of the driver's sequence, e.g. between READ STATUS and READ RX
+// BUFFER. done gets the frames the reset wiped from the RX buffers.
+func (w *Wiring) ResetAtInstruction(match func(instr byte) bool, done func(wiped int)) {
+	w.resetAt.Store(&instrReset{match: match, done: done})
+}
+
 // SetCS implements soc.SPISlave: the chip select reaches the chip whatever MISO does.
-func (w *Wiring) SetCS(active bool, at int64) { w.chip.SetCS(active, at) }
+func (w *Wiring) SetCS(active bool, at int64) {
+	w.next.Store(active)
+	w.chip.SetCS(active, at)
+}
 
 // Exchange implements soc.SPISlave.
 func (w *Wiring) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
+	if w.next.Load() {
+		w.next.Store(false)
+		if r := w.resetAt.Load(); r != nil && r.match(mosi) && w.resetAt.CompareAndSwap(r, nil) {
+			r.done(w.chip.PowerCycleLosing(at))
+		}
+	}
 	if m := w.miso.Load(); m >= 0 {
 		return byte(m)
 	}

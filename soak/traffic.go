@@ -28,6 +28,7 @@ type seqCheck struct {
 	last         uint64
 	frames       uint64
 	dups, errors uint64
+	reorders     uint64   // of the errors, counters lower than the previous one
 	firsts       []string // the first few errors, described
 }
 
@@ -48,6 +49,7 @@ func (s *seqCheck) note(f can.Frame) bool {
 		bad = true
 	case s.seen && c < s.last:
 		s.errors++
+		s.reorders++
 		s.describe("counter %d after %d", c, s.last)
 		bad = true
 	}
@@ -95,14 +97,15 @@ type reader struct {
 	fd     int
 	faults *window
 	// inFault counts the sequence errors seen while a fault was on or within
-	// faultSettle after it.
-	inFault uint64
-	pause   chan time.Duration
-	seq     seqCheck
-	errs    uint64
-	stray   uint64
-	paused  atomic.Bool
-	err     error
+	// faultSettle after it; reordersOut the reorders (a counter lower than the
+	// previous one) seen outside.
+	inFault, reordersOut uint64
+	pause                chan time.Duration
+	seq                  seqCheck
+	errs                 uint64
+	stray                uint64
+	paused               atomic.Bool
+	err                  error
 }
 
 func newReader(fd int, faults *window) *reader {
@@ -156,8 +159,13 @@ func (r *reader) drain() error {
 		case k == socketcan.FrameError:
 			r.errs++
 		case k == socketcan.FrameData && !f.IsExtended && f.ID == loadID:
-			if r.seq.note(f) && r.faults.near() {
+			reorders := r.seq.reorders
+			switch {
+			case !r.seq.note(f):
+			case r.faults.near():
 				r.inFault++
+			case r.seq.reorders != reorders:
+				r.reordersOut++
 			}
 		default:
 			r.stray++
