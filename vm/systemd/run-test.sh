@@ -102,7 +102,8 @@ expected=""
 if has_part install; then
 	for c in analyze-verify analyze-security user start ready-means-up status-text status-rates \
 		chip-absent-active chip-absent-metrics chip-absent-status rx tx-answer stop-clean stopped-link-down \
-		stopped-enetdown candump-after-start restart-new-pid candump-after-restart reload reload-applied \
+		stopped-enetdown candump-after-start restart-new-pid candump-after-restart link-down-active link-down-metric \
+		link-down-status link-down-enetdown link-up-metric link-up-frames reload reload-applied \
 		reload-needs-restart reload-active journal-fields watchdog-stall-logged watchdog-restart \
 		watchdog-journal watchdog-active-again vxcan-netns-start vxcan-netns-rx vxcan-netns-answer \
 		final-stop-clean final-stop-link-down; do

@@ -156,6 +156,23 @@ part_install() {
 	n0=$(count 200 "$dump")
 	check install/restart-new-pid "MainPID $n1 before and $(prop cand MainPID) after systemctl restart" [ "$(prop cand MainPID)" != "$n1" ]
 	check install/candump-after-restart "the candump started first received nothing after systemctl restart ($n0 frames before)" poll 20 more_than 200 $((n0 + 2)) "$dump"
+
+	step "link down and up"
+	# ip link set can0 down takes the controller off the bus, as a kernel CAN
+	# driver does: cand stays active, says so (cand_link_up 0, STOPPED), writes
+	# fail with ENETDOWN; up puts it back and the bound candump receives again.
+	link_metric() { metrics | grep '^cand_link_up{' | grep 'controller="can0"' | grep -q " $1\$"; }
+	ip link set can0 down
+	check install/link-down-active "cand not active after ip link set can0 down: $(said)" [ "$(systemctl is-active cand)" = active ]
+	check install/link-down-metric "cand_link_up for can0 not 0 within 10 s of ip link set can0 down" poll 10 link_metric 0
+	check install/link-down-status "cand status does not show can0 STOPPED: $(cand status 2>&1 | head -n 3 | tr '\n' ' ')" \
+		eval 'cand status -json 2>/dev/null | tr -d " \n" | grep -q "\"name\":\"can0\"[^}]*\"state\":\"STOPPED\""'
+	out=$(cansend can0 123#02 2>&1)
+	check install/link-down-enetdown "cansend on can0 set down: '$out', want 'Network is down'" grep -q 'Network is down' <<<"$out"
+	ip link set can0 up
+	check install/link-up-metric "cand_link_up for can0 not 1 within 10 s of ip link set can0 up" poll 10 link_metric 1
+	n0=$(count 200 "$dump")
+	check install/link-up-frames "the bound candump received nothing after ip link set can0 up ($n0 frames before)" poll 20 more_than 200 $((n0 + 2)) "$dump"
 	kill "$pid" 2>/dev/null
 
 	step reload
