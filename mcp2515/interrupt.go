@@ -182,16 +182,8 @@ func decodeRX(f *can.Frame, b []byte) {
 	id, ext := GetID(b[0:4])
 	f.ID = id
 	f.IsExtended = ext
-	dlc := b[4] & DLCMask
-	if dlc > 8 {
-		dlc = 8 // DLC 9..15 means 8 data bytes in classic CAN
-	}
-	f.Length = dlc
-	if ext {
-		f.IsRemote = b[4]&DLCRTR != 0
-	} else {
-		f.IsRemote = b[1]&SIDLSRR != 0
-	}
+	dlc, remote := rxShape(b[1], b[4]) // SIDL, DLC (rxread.go)
+	f.Length, f.IsRemote = dlc, remote
 	f.Data = can.Data{}
 	if !f.IsRemote {
 		copy(f.Data[:dlc], b[5:5+dlc])
