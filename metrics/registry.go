@@ -54,14 +54,14 @@ func (r *Registry) AddController(name, iface string) *Controller {
 // Gatherer returns the underlying registry, for tests and other exporters.
 func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
 
-// Handler serves /metrics (text, OpenMetrics or protobuf, as the scraper asks) and
-// a small index page at /.
+// Handler serves /metrics (text, OpenMetrics or protobuf, as the scraper asks), one
+// scrape at a time (oneAtATime), and a small index page at /.
 func (r *Registry) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{
+	mux.Handle("/metrics", newOneAtATime(promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
-	}))
+	})))
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, indexPage)
