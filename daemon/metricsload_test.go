@@ -2,33 +2,48 @@ package daemon
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"cand/config"
 )
 
-// The bus full at 1 Mbit/s for two windows of loadWindow: the first with nothing
+// The bus busy at 1 Mbit/s for two windows of loadWindow: the first with nothing
 // but the frames, the second with 50 scrapers in a loop, slow clients sending
 // their request a byte every 100 ms, clients that connect and send nothing, and
 // keep-alive clients that scrape once and stay. Each client that holds a
 // connection without finishing a request is cut off (a hard check). Whether
-// scraping costs frames is compared with the first window: RX overflows in the
-// second window fail the test only if the first had none, since the virtual Pi
-// shares this machine with everything else on it.
+// scraping costs frames is told against the first window, so the first must be
+// lossless: the board is a Pi 4 at its turbo clocks and the bus carries the load
+// it keeps up with at 1 Mbit/s under the strict clock (docs/BENCHMARKS.md,
+// "Envelope"); at 100 % no board profile is lossless there, and a comparison
+// with a window that overflows anyway would tell nothing. Scraping allocates, so
+// the Go runtime's collections and the metrics server's threads are charged to
+// the board as they would be on a Pi: RX overflows in every one of three windows
+// while scraping fail the test.
 func TestMetricsUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two windows of 100 % bus load at 1 Mbit/s")
 	}
 	const loadWindow = 3 * time.Second
+	const busLoad = 10 // percent
 	r := newRigConfig(t).
+		board(config.SimBoardPi4).forceTurbo().
 		bitrate(1_000_000).
 		pollWindow(500*time.Microsecond).
-		peer(loadPeer("flood", 0x123, 8, 100)).
+		peer(loadPeer("flood", 0x123, 8, busLoad)).
 		metricsKey("read_timeout", "1s").
 		metricsKey("idle_timeout", "1s").
 		start()
@@ -42,7 +57,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 		}
 	}()
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 10*time.Second, "frames at full load", func() bool { return m.RXFrames.Load() > 1000 })
+	waitFor(t, 10*time.Second, "frames under load", func() bool { return m.RXFrames.Load() > 1000 })
 	// A window's frames, overflows, and host stall time taken out of the board's
 	// time (sim/clock).
 	window := func() (frames, overflows uint64, stalls time.Duration) {
@@ -52,45 +67,18 @@ func TestMetricsUnderLoad(t *testing.T) {
 		return m.RXFrames.Load() - f0, m.RXOverflows.Load() - o0, time.Duration(s1.RemovedNs() - s0.RemovedNs())
 	}
 	quietFrames, quietOverflows, quietStalls := window()
+	for try := 1; try < 3 && quietOverflows > 0; try++ {
+		t.Logf("window %d without scrapers: %d RX overflows in %d frames; measuring again", try, quietOverflows, quietFrames)
+		quietFrames, quietOverflows, quietStalls = window()
+	}
+	if quietOverflows > 0 {
+		t.Skipf("the virtual Pi overflowed in three windows without scrapers (%d RX overflows in %d frames in the last, %v of host stalls taken out): this host is too busy now to tell what scraping costs", quietOverflows, quietFrames, quietStalls)
+	}
 
 	e := &endpoint{t: t, r: r}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var scrapes, failed atomic.Int64
-	least := atomic.Int64{}
-	least.Store(1 << 62)
-	for range 50 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-			defer c.CloseIdleConnections()
-			var ok int64
-			for {
-				select {
-				case <-stop:
-					for l := least.Load(); ok < l && !least.CompareAndSwap(l, ok); l = least.Load() {
-					}
-					return
-				default:
-				}
-				resp, err := c.Get("http://" + r.d.MetricsAddr + "/metrics")
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						err = io.ErrUnexpectedEOF
-					}
-				}
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				ok++
-				scrapes.Add(1)
-			}
-		}()
-	}
+	scrapers := startScrapers(t, r.d.MetricsAddr, 50)
 	var held []net.Conn // connections the server must close
 	for range 10 {
 		held = append(held, e.tcp()) // sends nothing
@@ -131,10 +119,11 @@ func TestMetricsUnderLoad(t *testing.T) {
 	// that causes overflows does so in every window; so a window with overflows
 	// is measured again, up to three in all, and only three in a row fail.
 	loadFrames, loadOverflows, loadStalls := window()
-	for try := 1; try < 3 && quietOverflows == 0 && loadOverflows > 0; try++ {
+	for try := 1; try < 3 && loadOverflows > 0; try++ {
 		t.Logf("window %d while scraping: %d RX overflows in %d frames; measuring again", try, loadOverflows, loadFrames)
 		loadFrames, loadOverflows, loadStalls = window()
 	}
+	scrapes, failed, least := scrapers.stop()
 	close(stop)
 	wg.Wait()
 	close(idle)
@@ -145,12 +134,107 @@ func TestMetricsUnderLoad(t *testing.T) {
 		waitClosed(t, c, 30*time.Second, []string{"silent client", "slow client", "idle keep-alive client"}[i/10])
 	}
 	t.Logf("without scrapers: %d frames, %d RX overflows, host stalls %v taken out; with them: %d frames, %d RX overflows, host stalls %v taken out, %d scrapes (%d failed, fewest by one scraper %d)",
-		quietFrames, quietOverflows, quietStalls, loadFrames, loadOverflows, loadStalls, scrapes.Load(), failed.Load(), least.Load())
-	if scrapes.Load() < 50 {
-		t.Errorf("%d scrapes by 50 scrapers in %v", scrapes.Load(), loadWindow)
+		quietFrames, quietOverflows, quietStalls, loadFrames, loadOverflows, loadStalls, scrapes, failed, least)
+	if scrapes < 50 || least == 0 {
+		t.Errorf("%d scrapes by 50 scrapers in %v, fewest by one %d", scrapes, loadWindow, least)
 	}
-	if quietOverflows == 0 && loadOverflows > 0 {
+	if loadOverflows > 0 {
 		r.logStages()
 		t.Errorf("%d RX overflows while scraping in each of three windows, none without", loadOverflows)
 	}
+}
+
+// scraperAddr, in the environment of this test binary run again, names the
+// metrics endpoint its scrapers loop on (TestMain).
+const scraperAddr = "CAND_TEST_SCRAPERS_ADDR"
+
+// scrapers is a child process of this test binary that scrapes the metrics
+// endpoint from n goroutines in a loop until its stdin closes: another process,
+// as Prometheus is, so that its goroutines do not compete with cand's for the Go
+// scheduler's Ps (a test's goroutines share cand's).
+type scrapers struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   bytes.Buffer
+}
+
+func startScrapers(t *testing.T, addr string, n int) *scrapers {
+	t.Helper()
+	s := &scrapers{t: t, cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	s.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d", scraperAddr, addr, n))
+	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("the scrapers' process: %v", err)
+	}
+	t.Cleanup(func() { s.stdin.Close(); s.cmd.Wait() })
+	return s
+}
+
+// stop ends the scrapers and returns their scrapes, failed scrapes and the fewest
+// scrapes by one scraper.
+func (s *scrapers) stop() (scrapes, failed, least int64) {
+	s.stdin.Close()
+	if err := s.cmd.Wait(); err != nil {
+		s.t.Fatalf("the scrapers' process: %v\n%s", err, s.out.String())
+	}
+	if _, err := fmt.Sscanf(s.out.String(), "scrapes %d failed %d fewest %d", &scrapes, &failed, &least); err != nil {
+		s.t.Fatalf("the scrapers' process printed %q: %v", s.out.String(), err)
+	}
+	return scrapes, failed, least
+}
+
+// runScrapers is the scrapers' process (TestMain): spec is "addr,n".
+func runScrapers(spec string) {
+	addr, count, _ := strings.Cut(spec, ",")
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		fmt.Printf("bad %s %q\n", scraperAddr, spec)
+		os.Exit(2)
+	}
+	stop := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(stop) }()
+	var scrapes, failed atomic.Int64
+	least := atomic.Int64{}
+	least.Store(1 << 62)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer c.CloseIdleConnections()
+			var ok int64
+			for {
+				select {
+				case <-stop:
+					for l := least.Load(); ok < l && !least.CompareAndSwap(l, ok); l = least.Load() {
+					}
+					return
+				default:
+				}
+				resp, err := c.Get("http://" + addr + "/metrics")
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = io.ErrUnexpectedEOF
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				ok++
+				scrapes.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("scrapes %d failed %d fewest %d\n", scrapes.Load(), failed.Load(), least.Load())
+	os.Exit(0)
 }
