@@ -153,9 +153,23 @@ func (p *Port) chipLost(why error) {
 	p.M.ChipResets.Inc()
 	p.M.ChipUp.Set(0) // until it is programmed again
 	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
+	p.saveHeld()
 	if p.restartOrDown(false) {
 		p.info("chip re-initialised", "controller", p.Name)
 	}
+}
+
+// saveHeld reads what a chip that answers with its configuration intact holds
+// before the RESET of a re-initialisation wipes it: such a chip stayed on the bus
+// (its SPI wires were cut, or came back between the check that found it lost and
+// now) and may hold frames and overflows. It is taken off the bus first, so that no
+// frame arrives between this read and the RESET. It returns Check's verdict.
+func (p *Port) saveHeld() error {
+	err := p.Ctl.Check()
+	if err == nil {
+		p.leaveBus()
+	}
+	return err
 }
 
 // restartOrDown restarts the controller; if the chip does not answer, the port goes
@@ -182,16 +196,12 @@ func (p *Port) goDown() {
 // doubles up to backoffMax. A chip still missing reads MISO stuck, which Check
 // tells in one transfer, without RESET's 10 ms wait (the other ports on the bus are
 // served meanwhile). A chip that kept its configuration (its SPI wires were only
-// cut) is taken off the bus and read first: the frames and overflows it holds
-// reach the socket before the RESET.
+// cut) is taken off the bus and read first (saveHeld).
 func (p *Port) retry() {
-	switch err := p.Ctl.Check(); {
-	case errors.Is(err, mcp2515.ErrNoChip):
+	if errors.Is(p.saveHeld(), mcp2515.ErrNoChip) {
 		p.backoff = min(2*p.backoff, backoffMax)
 		p.retryAt = p.clock.Now() + p.backoff
 		return
-	case err == nil:
-		p.leaveBus() // no frame arrives between this read and the RESET
 	}
 	if err := p.restart(false); err != nil {
 		p.backoff = min(2*p.backoff, backoffMax)
