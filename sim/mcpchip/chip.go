@@ -77,6 +77,8 @@ type Chip struct {
 	onINT   func(level bool, at int64)
 	intHigh bool
 	absent  bool // unplugged (Unplug): MISO floats high, nothing is clocked in
+	// unplugAtCSRise: unplugged during a transfer, absent from CS's rise (Unplug).
+	unplugAtCSRise bool
 
 	spi spiState
 

@@ -57,6 +57,9 @@ func (c *Chip) SetCS(active bool, at int64) {
 	if c.onBus {
 		c.bus.Release()
 	}
+	if c.unplugAtCSRise {
+		c.absent, c.unplugAtCSRise = true, false
+	}
 }
 
 // Exchange shifts one byte (soc.SPISlave). Only SPI modes 0,0 and 1,1 at SCLK ≤ 10 MHz
