@@ -5,7 +5,6 @@ import (
 
 	"cand/bridge"
 	"cand/config"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/metrics"
 )
@@ -52,11 +51,15 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 	w.sources[len(w.sources)-1].conf.Store(&sourceConf{timing: timing, restartMs: *cc.RestartMs})
 	spi := bridge.NewSPI(dev, m, probe)
 	intFd, intr := w.hw.intLine(i, cc)
-	// The driver's RX-order bounds need a clock that never runs slower than the
-	// bus's time and never steps back (mcp2515/rxorder.go): CLOCK_MONOTONIC, the
-	// board's own on a real Pi; on the virtual Pi the board's clock can step back
-	// after a removal, and one uncounted swap was seen with it.
-	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), mono.Now)
+	// The driver's RX-order bounds need the bus's own time, never revised
+	// (mcp2515/rxorder.go): CLOCK_MONOTONIC on a real Pi. On the virtual Pi the
+	// owner's clock (hardware.clk) is neither: read between register accesses it
+	// holds the current gap's host stalls not yet taken out and lacks its running
+	// not yet charged, so it can step back; host time runs slower than the board's
+	// while the driver computes, and its bounds excluded the true order of frames
+	// now and then (uncounted swaps). The time the hardware has reached
+	// (hardware.seen) is exact at each register access and never goes back.
+	ctl := mcp2515.New(spi, intr, controllerConfig(cc, bt), w.hw.seenClock().Now)
 	sockFd, err := w.socket(i, cc)
 	if err != nil {
 		return nil, fmt.Errorf("controller %s: %w", cc.Name, err)

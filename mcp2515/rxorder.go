@@ -30,12 +30,10 @@ import "cand/canwire"
 // With acceptance filters RXB1 also takes frames of its own filters while RXB0 is
 // empty (§4.5), so only the bus bounds apply.
 //
-// The bounds hold if the controller's clock (New's now) runs no slower than the
-// bus's time: CLOCK_MONOTONIC on a Pi. On the virtual Pi, cand's clock is the
-// host's: under the dedicated rule, which takes time out of the board's, it runs
-// faster than the bus's (more reads counted uncertain, none wrongly exact); under
-// the strict rule the board's time runs ahead of the host's while the driver
-// computes (docs/clock.md), and a bound can then exclude an order wrongly.
+// The bounds hold if the controller's clock (New's now) is the bus's time, or
+// runs no slower and never steps back: CLOCK_MONOTONIC on a Pi; on the virtual Pi
+// the time its hardware has reached (sim/clock Reached), exact at each register
+// access (daemon/port.go says why not the host's time or the board's Now).
 
 // minTransferNs is the shortest an n-byte transfer can take: at the chip's highest
 // SPI clock, InstrMaxSCLK. A buffer read that began at t was freed no earlier than
