@@ -115,7 +115,9 @@ func (p *Port) restart(afterBusOff bool) error {
 	if err := p.Ctl.Init(); err != nil {
 		return err
 	}
-	p.busOff, p.held, p.restartAt = false, false, 0
+	// Programmed afresh: a re-initialisation asked for before it (a reset found
+	// while saveHeld read the chip) is done.
+	p.busOff, p.held, p.restartAt, p.needReinit = false, false, 0, false
 	p.M.BusState.Set(int64(canstate.ErrorActive))
 	p.M.TEC.Set(0)
 	p.M.REC.Set(0)
