@@ -183,13 +183,11 @@ func TestBusOffManualRestart(t *testing.T) {
 
 // Chip health: a chip that resets itself (brown-out) is noticed by the idle-time
 // check, counted, and initialised again; an unplugged chip takes its port down until
-// it answers again (retried with back-off); bridging resumes both times.
-//
-// It runs on the dedicated rule: on the strict rule the back-to-back burst after
-// the chip is back fills both RX buffers, and the RX path then delivers frames
-// out of order without counting them as of unknown order (docs/clock.md).
+// it answers again (retried with back-off); bridging resumes both times. The
+// peer's frames queued while the chip was gone come back to back and fill both RX
+// buffers: their order is checked with the rest.
 func TestChipResetAndUnplug(t *testing.T) {
-	r := newRigConfig(t).clockRule(config.SimCPUDedicated).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
+	r := newRigConfig(t).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
 	m := r.d.Owner.Ports[0].M
 	chip := r.pi.Node(0).Chip
 	// Frames flow: after draining what is queued, three more arrive. While the
