@@ -114,7 +114,7 @@ func (r *rig) expectPeerFrames(n int, id uint32, when string) {
 	for i := 0; i < n; {
 		f, k, err := r.read(0, 5*time.Second)
 		switch {
-		case err == nil && k == socketcan.FrameError && f.ID&^socketcan.CAN_ERR_CNT == socketcan.CAN_ERR_CRTL && f.Data[1] == socketcan.CAN_ERR_CRTL_RX_OVERFLOW:
+		case err == nil && isRXOverflow(f, k):
 		case err != nil || k != socketcan.FrameData || f.ID != id:
 			r.t.Fatalf("frames %s: %v %v %v", when, f, k, err)
 		default:
