@@ -12,9 +12,9 @@ func Markdown(w io.Writer, rep *Report) {
 	boardLine(w, rep)
 	if len(rep.Scenarios) > 0 {
 		tableHead(w, pipelineHeading(rep),
-			"Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.",
-			"| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |",
-			"|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+			"s: the measured window in host time; board s: the same window in the board's time, in which the bus offered its frames. Board and clock rule: the board the virtual Pi played and its clock's rule — strict (cand's own time charged at the board's speed; only the host's runqueue, steal and slow wake-ups removed), dedicated (**forgiving**: the driver's own time, Go runtime parks and GC taken out, host speed; for comparison only) or shared (host time, host speed). docs/clock.md, docs/boards.md.",
+			"| scenario | bitrate | load % | INT poll window | stress | board, clock rule | s | board s | offered | received | lost | overflows | SPI xfers/RX frame | SPI bytes/RX frame | wire µs/RX frame | allocs/frame | CPU µs/frame | polled INTs |",
+			"|---|---:|---:|---:|:---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, s := range rep.Scenarios {
 			load := fmt.Sprintf("%g", s.LoadPercent)
 			if s.Workload != "" {
@@ -33,8 +33,8 @@ func Markdown(w io.Writer, rep *Report) {
 			if s.Stress {
 				stress = "yes"
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.1f | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.4f | %.1f | %d |\n",
-				s.Name, s.Bitrate, load, win, stress, simCPU(s), s.DurationS, s.FramesOffered, s.FramesReceived, s.FramesLost,
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %.1f | %.1f | %d | %d | %d | %d | %.2f | %.1f | %.1f | %.4f | %.1f | %d |\n",
+				s.Name, s.Bitrate, load, win, stress, simCPU(s), s.DurationS, s.BoardS, s.FramesOffered, s.FramesReceived, s.FramesLost,
 				s.RXOverflows, s.SPITransfersPerRXFrame, s.SPIBytesPerRXFrame, s.WireUsPerRXFrame, s.AllocsPerFrame,
 				s.CPUUsPerFrame, s.PolledInterrupts)
 		}

@@ -164,7 +164,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 
 	m := h.d.Owner.Ports[0].M
 	wl := sc.workload()
-	w := window{m: m}
+	w := window{m: m, board: pi.Clock().Reached}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
 	if sc.StopAtFirstLoss {
@@ -206,6 +206,10 @@ type window struct {
 	ints0, polled0                uint64
 	mallocs                       uint64
 	cpu, elapsed                  time.Duration
+	// board is the board's time as its hardware reached it (nil: host time
+	// only); boardElapsed the window in it.
+	board                    func() int64
+	boardStart, boardElapsed int64
 }
 
 func (w *window) begin() {
@@ -214,10 +218,19 @@ func (w *window) begin() {
 	w.rx0, w.spiT0, w.spiB0, w.overflows0 = w.m.RXFrames.Load(), w.m.RXSPITransfers.Load(), w.m.RXSPIBytes.Load(), w.m.RXOverflows.Load()
 	w.ints0, w.polled0 = w.m.Interrupts.Load(), w.m.PolledInts.Load()
 	w.start = time.Now()
+	if w.board != nil {
+		w.boardStart = w.board()
+	}
 }
 
-// stop records the elapsed time (the end of the offered frames).
-func (w *window) stop() { w.elapsed = time.Since(w.start) }
+// stop records the elapsed time (the end of the offered frames), in host time and
+// in the board's.
+func (w *window) stop() {
+	w.elapsed = time.Since(w.start)
+	if w.board != nil {
+		w.boardElapsed = w.board() - w.boardStart
+	}
+}
 
 // end records the allocation and CPU deltas (after the drain).
 func (w *window) end() {

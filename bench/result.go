@@ -35,8 +35,13 @@ type ScenarioResult struct {
 	ClockRule string `json:"clock_rule"`
 	// Error, when set, is why the scenario stopped early (e.g. the daemon failed);
 	// the figures then cover only what was measured before, or are zero.
-	Error                  string  `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// DurationS is the measured window in host time, BoardS the same window in
+	// the board's time (the virtual Pi's, as its hardware reached it; 0 on a real
+	// board): the frames offered are the bus's in the board's time, which under
+	// the strict rule can run well ahead of or behind the host's.
 	DurationS              float64 `json:"duration_s"`
+	BoardS                 float64 `json:"board_s"`
 	FramesOffered          uint64  `json:"frames_offered"`
 	FramesReceived         uint64  `json:"frames_received"`
 	FramesLost             uint64  `json:"frames_lost"`

@@ -176,6 +176,7 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h *harness, cfg *config.Config, byteNs int64) {
 	m := w.m
 	res.DurationS = w.elapsed.Seconds()
+	res.BoardS = float64(w.boardElapsed) / 1e9
 	res.RXOverflows = m.RXOverflows.Load() - w.overflows0
 	if rx := float64(m.RXFrames.Load() - w.rx0); rx > 0 {
 		res.SPITransfersPerRXFrame = float64(m.RXSPITransfers.Load()-w.spiT0) / rx
