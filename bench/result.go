@@ -35,14 +35,11 @@ type ScenarioResult struct {
 	ClockRule string `json:"clock_rule"`
 	// Error, when set, is why the scenario stopped early (e.g. the daemon failed);
 	// the figures then cover only what was measured before, or are zero.
-	Error                  string  `json:"error,omitempty"`
-	DurationS              float64 `json:"duration_s"`
-	FramesOffered          uint64  `json:"frames_offered"`
-	FramesReceived         uint64  `json:"frames_received"`
-	FramesLost             uint64  `json:"frames_lost"`
-	RXOverflows            uint64  `json:"rx_overflows"`
-	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
-	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
+	Error     string  `json:"error,omitempty"`
+	DurationS float64 `json:"duration_s"`
+	// RXFigures: the scenario's receive figures (the sums of its controllers'
+	// when it has more than one).
+	RXFigures
 	// SPIByteNs is one byte's wire time at the board's highest core clock (its
 	// SCLK drops with the core clock when the firmware lowers it).
 	SPIByteNs        int64   `json:"spi_byte_ns"`
