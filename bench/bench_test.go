@@ -175,7 +175,7 @@ func TestBurstNeedsPeriodicPeers(t *testing.T) {
 // The zero-loss target is judged on the dedicated-CPU virtual Pi, counts RX
 // overflows as well as lost frames, and leaves the shared-CPU comparison out.
 func TestZeroLossTarget(t *testing.T) {
-	base := ScenarioResult{Bitrate: 1_000_000, LoadPercent: 100, IntPollWindowUs: 500, DurationS: 60, FramesOffered: 1000, FramesReceived: 1000}
+	base := ScenarioResult{Bitrate: 1_000_000, LoadPercent: 100, IntPollWindowUs: 500, DurationS: 60, RXFigures: RXFigures{FramesOffered: 1000, FramesReceived: 1000}}
 	ok, overflow, shared := base, base, base
 	ok.Name, overflow.Name, shared.Name = "ok", "overflow", "shared"
 	overflow.RXOverflows = 1

@@ -9,7 +9,7 @@ import (
 )
 
 func checkScenarioFixture(name string) ScenarioResult {
-	return ScenarioResult{Name: name, FramesOffered: 1000, FramesReceived: 998, FramesLost: 2, SPIBytesPerRXFrame: 16, Traffic: Traffic{SPIBytesPerTXFrame: 17.004},
+	return ScenarioResult{Name: name, RXFigures: RXFigures{FramesOffered: 1000, FramesReceived: 998, FramesLost: 2, SPIBytesPerRXFrame: 16}, Traffic: Traffic{SPIBytesPerTXFrame: 17.004},
 		Stages: map[string]Stage{"rx_end_to_end": {P50: 20, Count: 1000}, "int_handled": {P50: 10, Count: 1000}, "tx_socket_to_rts": {Count: 0},
 			"spi_reset_poll": {P50: 4, Count: 1}}}
 }

@@ -40,14 +40,11 @@ type ScenarioResult struct {
 	// the board's time (the virtual Pi's, as its hardware reached it; 0 on a real
 	// board): the frames offered are the bus's in the board's time, which under
 	// the strict rule can run well ahead of or behind the host's.
-	DurationS              float64 `json:"duration_s"`
-	BoardS                 float64 `json:"board_s"`
-	FramesOffered          uint64  `json:"frames_offered"`
-	FramesReceived         uint64  `json:"frames_received"`
-	FramesLost             uint64  `json:"frames_lost"`
-	RXOverflows            uint64  `json:"rx_overflows"`
-	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
-	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
+	DurationS float64 `json:"duration_s"`
+	BoardS    float64 `json:"board_s"`
+	// RXFigures: the scenario's receive figures (the sums of its controllers'
+	// when it has more than one).
+	RXFigures
 	// SPIByteNs is one byte's wire time at the board's highest core clock (its
 	// SCLK drops with the core clock when the firmware lowers it).
 	SPIByteNs        int64   `json:"spi_byte_ns"`

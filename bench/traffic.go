@@ -59,14 +59,31 @@ type Traffic struct {
 
 // PortResult is one controller of a scenario.
 type PortResult struct {
-	Name                   string  `json:"name"`
+	Name string `json:"name"`
+	RXFigures
+	RXEndToEnd Stage `json:"rx_end_to_end"`
+}
+
+// RXFigures are a pipeline's receive figures, flat in the JSON object of the
+// result that embeds them: frames the simulated senders offered (those the
+// filters drop left out), read from the socket and lost; the chip's overflows
+// (RX0OVR, RX1OVR); and the SPI transfers and bytes of interrupt handling per
+// received frame.
+type RXFigures struct {
 	FramesOffered          uint64  `json:"frames_offered"`
 	FramesReceived         uint64  `json:"frames_received"`
 	FramesLost             uint64  `json:"frames_lost"`
 	RXOverflows            uint64  `json:"rx_overflows"`
 	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
 	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
-	RXEndToEnd             Stage   `json:"rx_end_to_end"`
+}
+
+// setFrames sets the frames offered, received and lost from c.
+func (f *RXFigures) setFrames(c counts) {
+	f.FramesOffered, f.FramesReceived, f.FramesLost = c.offered, c.received, 0
+	if c.offered > c.received {
+		f.FramesLost = c.offered - c.received
+	}
 }
 
 // portCounters are one controller's counters at an instant.
@@ -124,11 +141,7 @@ func (w *portsWindow) deltas() []portCounters {
 // controller, the scenario's pipeline figures become the sums.
 func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []string, ms []*metrics.Controller) {
 	exp, filt := sum(r.streams, false), sum(r.streams, true)
-	res.FramesOffered, res.FramesReceived = exp.offered, exp.received
-	res.FramesLost = 0
-	if exp.offered > exp.received {
-		res.FramesLost = exp.offered - exp.received
-	}
+	res.setFrames(exp)
 	res.SeqGaps, res.Reordered, res.Duplicates = exp.gaps, exp.reordered, exp.duplicates
 	res.BitsPerFrame = perFrame(exp.bits, exp.received)
 	res.FilteredOffered, res.FilterLeaks = filt.offered, filt.received
@@ -160,12 +173,10 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 				p.received += s.received
 			}
 		}
-		pr := PortResult{Name: names[i], FramesOffered: p.offered, FramesReceived: p.received, RXOverflows: c.overflows,
-			SPITransfersPerRXFrame: perFrame(c.intXfers, c.rx), SPIBytesPerRXFrame: perFrame(c.intBytes, c.rx),
+		pr := PortResult{Name: names[i], RXFigures: RXFigures{RXOverflows: c.overflows,
+			SPITransfersPerRXFrame: perFrame(c.intXfers, c.rx), SPIBytesPerRXFrame: perFrame(c.intBytes, c.rx)},
 			RXEndToEnd: stageOf(ms[i].RXEndToEnd.Snapshot())}
-		if p.offered > p.received {
-			pr.FramesLost = p.offered - p.received
-		}
+		pr.setFrames(p)
 		res.Ports = append(res.Ports, pr)
 	}
 }

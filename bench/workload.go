@@ -98,49 +98,11 @@ func (sc Scenario) controllersYAML() string {
 		if len(bus.Peers) > 0 {
 			b.WriteString("    sim:\n      peers:\n")
 			for _, p := range bus.Peers {
-				fmt.Fprintf(&b, "        - %s\n", p.yaml())
+				fmt.Fprintf(&b, "        - %s\n", p.FlowYAML())
 			}
 		}
 	}
 	return b.String()
-}
-
-// yaml writes the peer as a YAML flow mapping.
-func (p Peer) yaml() string {
-	f := []string{"kind: " + string(p.Kind), "name: " + p.Name}
-	if len(p.IDs) > 0 {
-		ids := make([]string, len(p.IDs))
-		for i, id := range p.IDs {
-			ids[i] = fmt.Sprintf("%#x", id)
-		}
-		f = append(f, "ids: ["+strings.Join(ids, ", ")+"]")
-	}
-	if p.Extended {
-		f = append(f, "extended: true")
-	}
-	if p.Period != 0 {
-		f = append(f, "period: "+p.Period.D().String())
-	}
-	if p.DLC != nil {
-		f = append(f, fmt.Sprintf("dlc: %d", *p.DLC))
-	}
-	if len(p.DLCs) > 0 {
-		d := make([]string, len(p.DLCs))
-		for i, v := range p.DLCs {
-			d[i] = fmt.Sprint(v)
-		}
-		f = append(f, "dlcs: ["+strings.Join(d, ", ")+"]")
-	}
-	if p.LoadPercent != 0 {
-		f = append(f, fmt.Sprintf("load_percent: %g", p.LoadPercent))
-	}
-	if p.Remote {
-		f = append(f, "remote: true")
-	}
-	if p.Payload != "" {
-		f = append(f, "payload: "+string(p.Payload))
-	}
-	return "{" + strings.Join(f, ", ") + "}"
 }
 
 // applyBaseToAll gives every controller after the first the base's SPI clock and

@@ -48,132 +48,119 @@ func (d *decoder) has(path string) bool {
 // applyDefaults fills every setting the file left out. Presence is taken from the
 // decoder, so an explicit 0 (a valid GPIO, CPU or priority) is kept.
 func applyDefaults(c *Config, d *decoder) {
-	h := &c.Hardware
-	if !d.has("hardware.backend") {
-		h.Backend = BackendSim
+	fillDefaults(c, "", d, configDefaults())
+	for i := range c.Controllers {
+		ct := &c.Controllers[i]
+		p := fmt.Sprintf("controllers[%d]", i)
+		fillDefaults(ct, p, d, controllerDefaults())
+		for j := range ct.Sim.Peers {
+			fillDefaults(&ct.Sim.Peers[j], fmt.Sprintf("%s.sim.peers[%d]", p, j), d, peerDefaults(j))
+		}
 	}
-	if !d.has("hardware.sim_cpu") {
+	defaultInterfaceNames(c, d)
+}
+
+// A setting is one optional setting's default: key is its path below the
+// section, fill writes the default into the section when the file left it out.
+type setting[T any] struct {
+	key  string
+	fill func(s *T, d *decoder, path string)
+}
+
+// absent is a setting filled when the decoder did not record its key.
+func absent[T any](key string, fill func(*T)) setting[T] {
+	return setting[T]{key, func(s *T, d *decoder, path string) {
+		if !d.has(path) {
+			fill(s)
+		}
+	}}
+}
+
+// unset is a setting held by a pointer, filled when the pointer is nil: left
+// out, or given a value that could not be decoded (validation reads through
+// it). field returns nil where the setting's parent is itself absent.
+func unset[T, V any](key string, field func(*T) **V, v V) setting[T] {
+	return setting[T]{key, func(s *T, _ *decoder, _ string) {
+		if p := field(s); p != nil && *p == nil {
+			*p = ptr(v)
+		}
+	}}
+}
+
+// fillDefaults fills the settings of table into the section s at path.
+func fillDefaults[T any](s *T, path string, d *decoder, table []setting[T]) {
+	for _, st := range table {
+		st.fill(s, d, join(path, st.key))
+	}
+}
+
+// configDefaults are the defaults of the sections outside the controllers.
+func configDefaults() []setting[Config] {
+	return []setting[Config]{
+		absent("hardware.backend", func(c *Config) { c.Hardware.Backend = BackendSim }),
 		// The strict rule: only the host's scheduler and hypervisor leave the
 		// board's time, so what the virtual Pi shows holds for a Pi. The driver
 		// reads its deadlines and latencies in the board's time (daemon/hardware.go),
 		// so they mean the same spans on the virtual Pi as on a real one
 		// (docs/clock.md).
-		h.SimCPU = SimCPUStrict
-	}
-	if !d.has("hardware.sim_board") {
-		h.SimBoard = SimBoardPi3
-	}
-	if !d.has("hardware.poll_budget") {
-		h.PollBudget = DefaultPollBudget
-	}
-	if !d.has("hardware.gpio_chip") {
-		h.GPIOChip = DefaultGPIOChip
-	}
-	for path, pin := range map[string]*int{
-		"hardware.analyzer_pins.interrupt":    &h.AnalyzerPins.Interrupt,
-		"hardware.analyzer_pins.spi":          &h.AnalyzerPins.SPI,
-		"hardware.analyzer_pins.socket_write": &h.AnalyzerPins.SocketWrite,
-	} {
-		if !d.has(path) {
-			*pin = -1
-		}
-	}
-	if !d.has("realtime.priority") {
-		c.Realtime.Priority = DefaultPriority
-	}
-	if !d.has("realtime.cpu") {
-		c.Realtime.CPU = -1
-	}
-	if c.Realtime.Mlockall == nil {
-		c.Realtime.Mlockall = ptr(true)
-	}
-	metricsDefaults(&c.Metrics, d)
-	if c.Status.Socket == nil {
-		c.Status.Socket = ptr(DefaultStatusSocket)
-	}
-	socketcandDefaults(&c.Socketcand, d)
-	for i := range c.Controllers {
-		controllerDefaults(&c.Controllers[i], fmt.Sprintf("controllers[%d]", i), d)
-	}
-	defaultInterfaceNames(c, d)
-}
-
-func metricsDefaults(m *Metrics, d *decoder) {
-	if m.Listen == nil {
-		m.Listen = ptr(DefaultMetrics)
-	}
-	if !d.has("metrics.max_connections") {
-		m.MaxConnections = DefaultMetricsMaxConnections
-	}
-	if !d.has("metrics.read_timeout") {
-		m.ReadTimeout = DefaultMetricsReadTimeout
-	}
-	if !d.has("metrics.write_timeout") {
-		m.WriteTimeout = DefaultMetricsWriteTimeout
-	}
-	if !d.has("metrics.idle_timeout") {
-		m.IdleTimeout = DefaultMetricsIdleTimeout
+		absent("hardware.sim_cpu", func(c *Config) { c.Hardware.SimCPU = SimCPUStrict }),
+		absent("hardware.sim_board", func(c *Config) { c.Hardware.SimBoard = SimBoardPi3 }),
+		absent("hardware.poll_budget", func(c *Config) { c.Hardware.PollBudget = DefaultPollBudget }),
+		absent("hardware.gpio_chip", func(c *Config) { c.Hardware.GPIOChip = DefaultGPIOChip }),
+		absent("hardware.analyzer_pins.interrupt", func(c *Config) { c.Hardware.AnalyzerPins.Interrupt = -1 }),
+		absent("hardware.analyzer_pins.spi", func(c *Config) { c.Hardware.AnalyzerPins.SPI = -1 }),
+		absent("hardware.analyzer_pins.socket_write", func(c *Config) { c.Hardware.AnalyzerPins.SocketWrite = -1 }),
+		absent("realtime.priority", func(c *Config) { c.Realtime.Priority = DefaultPriority }),
+		absent("realtime.cpu", func(c *Config) { c.Realtime.CPU = -1 }),
+		unset("realtime.mlockall", func(c *Config) **bool { return &c.Realtime.Mlockall }, true),
+		unset("metrics.listen", func(c *Config) **string { return &c.Metrics.Listen }, DefaultMetrics),
+		absent("metrics.max_connections", func(c *Config) { c.Metrics.MaxConnections = DefaultMetricsMaxConnections }),
+		absent("metrics.read_timeout", func(c *Config) { c.Metrics.ReadTimeout = DefaultMetricsReadTimeout }),
+		absent("metrics.write_timeout", func(c *Config) { c.Metrics.WriteTimeout = DefaultMetricsWriteTimeout }),
+		absent("metrics.idle_timeout", func(c *Config) { c.Metrics.IdleTimeout = DefaultMetricsIdleTimeout }),
+		unset("status.socket", func(c *Config) **string { return &c.Status.Socket }, DefaultStatusSocket),
+		absent("socketcand.listen", func(c *Config) { c.Socketcand.Listen.UnmarshalText([]byte(DefaultSocketcandListen)) }),
+		absent("socketcand.max_clients", func(c *Config) { c.Socketcand.MaxClients = DefaultSocketcandMaxClients }),
 	}
 }
 
-func controllerDefaults(ct *Controller, p string, d *decoder) {
-	if !d.has(p + ".spi.clock_hz") {
-		ct.SPI.ClockHz = DefaultSPIClockHz
+// controllerDefaults are the defaults of one controller's settings.
+func controllerDefaults() []setting[Controller] {
+	return []setting[Controller]{
+		absent("spi.clock_hz", func(ct *Controller) { ct.SPI.ClockHz = DefaultSPIClockHz }),
+		absent("spi.chip_select", func(ct *Controller) { ct.SPI.ChipSelect = DefaultChipSelect }),
+		absent("int_gpio", func(ct *Controller) { ct.IntGPIO = DefaultIntGPIO }),
+		absent("oscillator_hz", func(ct *Controller) { ct.OscillatorHz = DefaultOscillatorHz }),
+		absent("mode", func(ct *Controller) { ct.Mode = ModeNormal }),
+		unset("error_frames", func(ct *Controller) **bool { return &ct.ErrorFrames }, true),
+		unset("restart_ms", func(ct *Controller) **uint32 { return &ct.RestartMs }, DefaultRestartMs),
+		absent("tx_timeout", func(ct *Controller) { ct.TxTimeout = DefaultTxTimeout }),
+		absent("int_poll_window", func(ct *Controller) { ct.IntPollWindow = DefaultIntPollWindow }),
+		unset("filters.rollover", func(ct *Controller) **bool {
+			if ct.Filters == nil {
+				return nil
+			}
+			return &ct.Filters.Rollover
+		}, true),
+		// SJW 1 belongs to timing given as time quanta, not to raw CNF registers.
+		absent("timing.sjw", func(ct *Controller) {
+			if ct.Timing != nil && ct.Timing.CNF1 == nil {
+				ct.Timing.SJW = 1
+			}
+		}),
+		absent("interface.kind", func(ct *Controller) { ct.Interface.Kind = KindVCAN }),
+		absent("interface.rcvbuf", func(ct *Controller) { ct.Interface.RcvBuf = DefaultRcvBuf }),
+		absent("interface.on_delete", func(ct *Controller) { ct.Interface.OnDelete = OnDeleteRecreate }),
 	}
-	if !d.has(p + ".spi.chip_select") {
-		ct.SPI.ChipSelect = DefaultChipSelect
-	}
-	if !d.has(p + ".int_gpio") {
-		ct.IntGPIO = DefaultIntGPIO
-	}
-	if !d.has(p + ".oscillator_hz") {
-		ct.OscillatorHz = DefaultOscillatorHz
-	}
-	if !d.has(p + ".mode") {
-		ct.Mode = ModeNormal
-	}
-	if ct.ErrorFrames == nil {
-		ct.ErrorFrames = ptr(true)
-	}
-	if ct.RestartMs == nil {
-		ct.RestartMs = ptr(uint32(DefaultRestartMs))
-	}
-	if !d.has(p + ".tx_timeout") {
-		ct.TxTimeout = DefaultTxTimeout
-	}
-	if !d.has(p + ".int_poll_window") {
-		ct.IntPollWindow = DefaultIntPollWindow
-	}
-	if ct.Filters != nil && ct.Filters.Rollover == nil {
-		ct.Filters.Rollover = ptr(true)
-	}
-	if ct.Timing != nil && ct.Timing.CNF1 == nil && !d.has(p+".timing.sjw") {
-		ct.Timing.SJW = 1
-	}
-	if !d.has(p + ".interface.kind") {
-		ct.Interface.Kind = KindVCAN
-	}
-	if !d.has(p + ".interface.rcvbuf") {
-		ct.Interface.RcvBuf = DefaultRcvBuf
-	}
-	if !d.has(p + ".interface.on_delete") {
-		ct.Interface.OnDelete = OnDeleteRecreate
-	}
-	for i := range ct.Sim.Peers {
-		peer := &ct.Sim.Peers[i]
-		pp := fmt.Sprintf("%s.sim.peers[%d]", p, i)
-		if !d.has(pp + ".name") {
-			peer.Name = string(peer.Kind) + strconv.Itoa(i)
-		}
-		if !d.has(pp + ".period") {
-			peer.Period = DefaultPeerPeriod
-		}
-		if peer.DLC == nil {
-			peer.DLC = ptr(uint8(DefaultPeerDLC))
-		}
-		if !d.has(pp + ".id_offset") {
-			peer.IDOffset = DefaultPeerIDOffset
-		}
+}
+
+// peerDefaults are the defaults of the simulated peer at index i of its list.
+func peerDefaults(i int) []setting[SimPeer] {
+	return []setting[SimPeer]{
+		absent("name", func(sp *SimPeer) { sp.Name = string(sp.Kind) + strconv.Itoa(i) }),
+		absent("period", func(sp *SimPeer) { sp.Period = DefaultPeerPeriod }),
+		unset("dlc", func(sp *SimPeer) **uint8 { return &sp.DLC }, DefaultPeerDLC),
+		absent("id_offset", func(sp *SimPeer) { sp.IDOffset = DefaultPeerIDOffset }),
 	}
 }
 

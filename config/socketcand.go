@@ -80,15 +80,6 @@ func (c *ClientNet) UnmarshalText(text []byte) error {
 	return nil
 }
 
-func socketcandDefaults(s *Socketcand, d *decoder) {
-	if !d.has("socketcand.listen") {
-		s.Listen.UnmarshalText([]byte(DefaultSocketcandListen))
-	}
-	if !d.has("socketcand.max_clients") {
-		s.MaxClients = DefaultSocketcandMaxClients
-	}
-}
-
 // socketcand checks the section, and the controllers without a SocketCAN
 // interface (kind none), whose frames reach only socketcand's clients.
 func (v checker) socketcand(c *Config) {

@@ -277,7 +277,7 @@ func (c *rigConfig) yaml() string {
 		if len(ct.peers) > 0 {
 			b.WriteString("      peers:\n")
 			for _, p := range ct.peers {
-				fmt.Fprintf(&b, "        - %s\n", peerYAML(p))
+				fmt.Fprintf(&b, "        - %s\n", p.FlowYAML())
 			}
 		}
 		if f := ct.filters; f != nil {
@@ -288,34 +288,6 @@ func (c *rigConfig) yaml() string {
 		}
 	}
 	return b.String()
-}
-
-// peerYAML writes the peer's non-zero fields as a flow mapping.
-func peerYAML(p config.SimPeer) string {
-	keys := []string{"kind: " + string(p.Kind), "name: " + p.Name}
-	if len(p.IDs) > 0 {
-		ids := make([]string, len(p.IDs))
-		for i, id := range p.IDs {
-			ids[i] = fmt.Sprintf("%#x", id)
-		}
-		keys = append(keys, "ids: ["+strings.Join(ids, ", ")+"]")
-	}
-	if p.Extended {
-		keys = append(keys, "extended: true")
-	}
-	if p.Period != 0 {
-		keys = append(keys, "period: "+p.Period.D().String())
-	}
-	if p.DLC != nil {
-		keys = append(keys, fmt.Sprintf("dlc: %d", *p.DLC))
-	}
-	if p.IDOffset != 0 {
-		keys = append(keys, fmt.Sprintf("id_offset: %d", p.IDOffset))
-	}
-	if p.LoadPercent != 0 {
-		keys = append(keys, fmt.Sprintf("load_percent: %g", p.LoadPercent))
-	}
-	return "{" + strings.Join(keys, ", ") + "}"
 }
 
 func filterYAML(f config.Filter) string {

@@ -68,20 +68,26 @@ type BitTimingStatus struct {
 	BRP         uint32  `json:"brp"` // the kernel's prescaler: TQ = brp·2/oscillator
 }
 
+// Traffic is what went one way between the bus and the interface: frames, their
+// data bytes and their bit times on the wire (stuffing and intermission
+// included), from cand_rx_* or cand_tx_* frames_total, bytes_total and
+// bit_times_total.
+type Traffic struct {
+	Frames   uint64 `json:"frames"`
+	Bytes    uint64 `json:"bytes"`
+	BitTimes uint64 `json:"bit_times"`
+}
+
 // RXStats is the traffic from the bus to the interface.
 type RXStats struct {
-	Frames       uint64 `json:"frames"`        // cand_rx_frames_total
-	Bytes        uint64 `json:"bytes"`         // cand_rx_bytes_total
-	BitTimes     uint64 `json:"bit_times"`     // cand_rx_bit_times_total
+	Traffic             // cand_rx_frames_total, cand_rx_bytes_total, cand_rx_bit_times_total
 	Overflows    uint64 `json:"overflows"`     // cand_rx_overflows_total
 	SocketErrors uint64 `json:"socket_errors"` // cand_rx_socket_errors_total
 }
 
 // TXStats is the traffic from the interface to the bus.
 type TXStats struct {
-	Frames      uint64 `json:"frames"`       // cand_tx_frames_total
-	Bytes       uint64 `json:"bytes"`        // cand_tx_bytes_total
-	BitTimes    uint64 `json:"bit_times"`    // cand_tx_bit_times_total
+	Traffic            // cand_tx_frames_total, cand_tx_bytes_total, cand_tx_bit_times_total
 	Dropped     uint64 `json:"dropped"`      // cand_tx_dropped_total
 	SocketDrops uint64 `json:"socket_drops"` // cand_socket_drops_total
 	Invalid     uint64 `json:"invalid"`      // cand_tx_invalid_total
@@ -161,11 +167,11 @@ func (s *statusSource) read(load BusLoad) ControllerStatus {
 		OscillatorHz: t.OscillatorHz,
 		SCLKHz:       m.SCLKHz.Load(),
 		RX: RXStats{
-			Frames: m.RXFrames.Load(), Bytes: m.RXBytes.Load(), BitTimes: m.RXBits.Load(),
+			Traffic:   Traffic{Frames: m.RXFrames.Load(), Bytes: m.RXBytes.Load(), BitTimes: m.RXBits.Load()},
 			Overflows: m.RXOverflows.Load(), SocketErrors: m.SocketWriteErrs.Load(),
 		},
 		TX: TXStats{
-			Frames: m.TXFrames.Load(), Bytes: m.TXBytes.Load(), BitTimes: m.TXBits.Load(),
+			Traffic: Traffic{Frames: m.TXFrames.Load(), Bytes: m.TXBytes.Load(), BitTimes: m.TXBits.Load()},
 			Dropped: m.TXDropped.Load(), SocketDrops: m.SocketDrops.Load(), Invalid: m.TXInvalid.Load(),
 		},
 		Errors:     ErrorStats{ErrorFrames: m.ErrorFrames.Load(), MessageErrors: m.MessageErrors.Load(), SPIErrors: m.SPIErrors.Load()},

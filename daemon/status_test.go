@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -393,5 +394,29 @@ func TestStateName(t *testing.T) {
 		if got := StateName(tc.up, tc.s); got != tc.want {
 			t.Errorf("StateName(%v, %v) = %s, want %s", tc.up, tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestStatusJSONKeys pins the status document's JSON keys and their nesting: the
+// schema of `cand status -json` (docs/status.md) that scripts read.
+func TestStatusJSONKeys(t *testing.T) {
+	c := ControllerStatus{Latency: []StageLatency{{Stage: "rx_end_to_end", Count: 12}}}
+	c.RX.Frames, c.RX.Bytes, c.RX.BitTimes, c.RX.Overflows, c.RX.SocketErrors = 1, 2, 3, 4, 5
+	c.TX.Frames, c.TX.Bytes, c.TX.BitTimes, c.TX.Dropped, c.TX.SocketDrops, c.TX.Invalid = 6, 7, 8, 9, 10, 11
+	b, err := json.Marshal(Status{SchemaVersion: StatusSchemaVersion, Version: "v", Controllers: []ControllerStatus{c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema_version":1,"version":"v","controllers":[{"name":"","interface":"","state":"","link_up":false,"chip_up":false,` +
+		`"berr_counter":{"tx":0,"rx":0},"restart_ms":0,` +
+		`"bit_timing":{"bitrate":0,"sample_point":0,"tq_ns":0,"prop_seg":0,"phase_seg1":0,"phase_seg2":0,"sjw":0,"brp":0},` +
+		`"oscillator_hz":0,"sclk_hz":0,` +
+		`"rx":{"frames":1,"bytes":2,"bit_times":3,"overflows":4,"socket_errors":5},` +
+		`"tx":{"frames":6,"bytes":7,"bit_times":8,"dropped":9,"socket_drops":10,"invalid":11},` +
+		`"errors":{"error_frames":0,"message_errors":0,"spi_errors":0},"bus_off":0,"restarts":0,"chip_resets":0,` +
+		`"bus_load":{"interval_seconds":0,"rx_percent":0,"tx_percent":0,"total_percent":0},` +
+		`"latency":[{"stage":"rx_end_to_end","count":12,"p50_seconds":0,"p99_seconds":0}]}]}`
+	if string(b) != want {
+		t.Errorf("status JSON\n%s\nwant\n%s", b, want)
 	}
 }

@@ -38,3 +38,62 @@ vm_kernel_version() {
 vm_accel() {
 	echo "-accel ${VM_ACCEL:-tcg}"
 }
+
+# vm_boot LOG TIMEOUT MEMORY KERNEL INITRD APPEND boots KERNEL with INITRD and the
+# command line APPEND in qemu (vm_accel, VM_SMP CPUs [2], MEMORY MiB, the serial
+# console on stdio, no network, no reboot), killed after TIMEOUT seconds. The
+# console goes to LOG, its VMTEST and vm: lines to stdout as they come.
+vm_boot() {
+	# shellcheck disable=SC2046
+	timeout -k 5 "$2" qemu-system-x86_64 $(vm_accel) -smp "${VM_SMP:-2}" -m "$3" \
+		-display none -monitor none -serial stdio -no-reboot -nic none \
+		-kernel "$4" -initrd "$5" -append "$6" \
+		</dev/null 2>&1 | sed -u 's/\r$//' | tee "$1" | grep --line-buffered -E '^(VMTEST|vm:)' || true
+}
+
+# vm_verdict CONSOLE CHECKS "CHECK..." TIMEOUT SUMMARY [FAILS] is the result of a
+# run from the VMTEST lines in CHECKS (the console log CONSOLE, or what was made
+# of it): each expected check must have a VMTEST PASS or SKIP line; any VMTEST
+# FAIL (in CHECKS, or among the lines FAILS adds: failures found outside the VM),
+# a check with no line, or no VMTEST DONE (the VM stopped or ran out of its
+# TIMEOUT seconds) fails. Prints the skipped checks, the failures with CONSOLE's
+# last 40 lines, SUMMARY, and last "vm: N passed, M failed, K skipped"; returns 1
+# on any failure. Sets passed, failed, skipped, report, fails, skips and vv_*.
+vm_verdict() {
+	vv_console=$1 vv_checks=$2 vv_timeout=$4
+	passed=0 failed=0 skipped=0 report=""
+	for c in $3; do
+		if grep -qx "VMTEST PASS $c" "$vv_checks"; then
+			passed=$((passed + 1))
+		elif grep -q "^VMTEST SKIP $c:" "$vv_checks"; then
+			skipped=$((skipped + 1))
+		elif ! grep -q "^VMTEST FAIL $c:" "$vv_checks"; then
+			failed=$((failed + 1))
+			report="$report
+VMTEST MISSING $c (no PASS, FAIL or SKIP line)"
+		fi
+	done
+	fails=$(grep '^VMTEST FAIL' "$vv_checks" || true)
+	[ -z "${6:-}" ] || fails="$fails${fails:+
+}$6"
+	if [ -n "$fails" ]; then
+		failed=$((failed + $(printf '%s\n' "$fails" | wc -l)))
+		report="$report
+$fails"
+	fi
+	if ! grep -qx 'VMTEST DONE' "$vv_checks"; then
+		failed=$((failed + 1))
+		report="$report
+VMTEST MISSING vm/done: the VM stopped or timed out ($vv_timeout s) before its end"
+	fi
+	skips=$(grep '^VMTEST SKIP' "$vv_checks" || true)
+	[ -z "$skips" ] || printf 'vm: skipped:\n%s\n' "$skips"
+	if [ "$failed" -gt 0 ]; then
+		echo "vm: failures:$report"
+		echo "vm: last 40 lines of $vv_console:"
+		tail -n 40 "$vv_console" | sed 's/^/    /'
+	fi
+	echo "$5"
+	echo "vm: $passed passed, $failed failed, $skipped skipped"
+	[ "$failed" = 0 ]
+}

@@ -70,12 +70,8 @@ kernel=$(sh "$here/build-initramfs.sh" "$out/initramfs.cpio.gz" $initrd_args)
 log=$out/test.log
 echo "vm: booting $kernel, cand.mode=$modes (log: $log)"
 t0=$(date +%s)
-# shellcheck disable=SC2046
-timeout -k 5 "${VM_TIMEOUT:-240}" qemu-system-x86_64 $(vm_accel) -smp "${VM_SMP:-2}" -m 512 \
-	-display none -monitor none -serial stdio -no-reboot -nic none \
-	-kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 quiet panic=-1 cand.mode=$modes cand.periodic=$periodic cand.req=$req cand.ans=$ans cand.n=$n cand.seqn=$seqn cand.flood=$flood" \
-	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" | grep --line-buffered -E '^(VMTEST|vm:)' || true
+vm_boot "$log" "${VM_TIMEOUT:-240}" 512 "$kernel" "$out/initramfs.cpio.gz" \
+	"console=ttyS0 quiet panic=-1 cand.mode=$modes cand.periodic=$periodic cand.req=$req cand.ans=$ans cand.n=$n cand.seqn=$seqn cand.flood=$flood"
 t1=$(date +%s)
 
 # The kernel mode's go test -test.v output, one check per test: "--- PASS: T",
@@ -123,41 +119,6 @@ if has_mode seq; then
 	expected="$expected seq/link-down seq/link-up seq/link-traffic seq/cand-exit seq/interfaces-down seq/unsent-logged"
 fi
 
-passed=0 failed=0 skipped=0 report="" skips=""
-for c in $expected; do
-	if grep -qx "VMTEST PASS $c" "$checks"; then
-		passed=$((passed + 1))
-	elif s=$(grep -m 1 "^VMTEST SKIP $c:" "$checks"); then
-		skipped=$((skipped + 1))
-		skips="$skips
-$s"
-	elif ! grep -q "^VMTEST FAIL $c:" "$checks"; then
-		failed=$((failed + 1))
-		report="$report
-VMTEST MISSING $c (no PASS, FAIL or SKIP line)"
-	fi
-done
-fails=$(grep '^VMTEST FAIL' "$checks" || true)
-[ -z "$extra_fail" ] || fails="$fails${fails:+
-}$extra_fail"
-if [ -n "$fails" ]; then
-	failed=$((failed + $(printf '%s\n' "$fails" | wc -l)))
-	report="$report
-$fails"
-fi
-if ! grep -qx 'VMTEST DONE' "$checks"; then
-	failed=$((failed + 1))
-	report="$report
-VMTEST MISSING vm/done: the VM stopped or timed out (${VM_TIMEOUT:-240} s) before its end"
-fi
-
-[ -z "$skips" ] || echo "vm: skipped:$skips"
-if [ "$failed" -gt 0 ]; then
-	echo "vm: failures:$report"
-	echo "vm: last 40 lines of $log:"
-	tail -n 40 "$log" | sed 's/^/    /'
-fi
 boot=$(sed -n 's/^vm: init started at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
-echo "vm: VM ran $((t1 - t0)) s (init reached at ${boot:-?} s guest uptime), total $(($(date +%s) - start)) s"
-echo "vm: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" = 0 ]
+vm_verdict "$log" "$checks" "$expected" "${VM_TIMEOUT:-240}" \
+	"vm: VM ran $((t1 - t0)) s (init reached at ${boot:-?} s guest uptime), total $(($(date +%s) - start)) s" "$extra_fail"

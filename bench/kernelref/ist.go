@@ -264,24 +264,27 @@ func (p *port) pass() error {
 // the overflow bits counted and CAN_ERR_CRTL_RX_OVERFLOW added.
 func (p *port) errorState(intf, eflag uint8) {
 	var e socketcan.ErrorFrame
-	switch {
-	case eflag&mcp2515.EFLGTXBO != 0:
-		p.state = stateBusOff
-		e.Add(socketcan.CAN_ERR_BUSOFF)
-	case eflag&mcp2515.EFLGTXEP != 0:
-		p.state = statePassive
-		e.Controller(socketcan.CAN_ERR_CRTL_TX_PASSIVE)
-	case eflag&mcp2515.EFLGRXEP != 0:
-		p.state = statePassive
-		e.Controller(socketcan.CAN_ERR_CRTL_RX_PASSIVE)
-	case eflag&mcp2515.EFLGTXWAR != 0:
-		p.state = stateWarning
-		e.Controller(socketcan.CAN_ERR_CRTL_TX_WARNING)
-	case eflag&mcp2515.EFLGRXWAR != 0:
-		p.state = stateWarning
-		e.Controller(socketcan.CAN_ERR_CRTL_RX_WARNING)
-	default:
-		p.state = stateActive
+	p.state = stateActive
+	for _, s := range [...]struct {
+		bit   uint8
+		state state
+		class uint32 // the error frame's class
+		crtl  uint8  // its CAN_ERR_CRTL_* bit, with class CAN_ERR_CRTL
+	}{
+		{mcp2515.EFLGTXBO, stateBusOff, socketcan.CAN_ERR_BUSOFF, 0},
+		{mcp2515.EFLGTXEP, statePassive, socketcan.CAN_ERR_CRTL, socketcan.CAN_ERR_CRTL_TX_PASSIVE},
+		{mcp2515.EFLGRXEP, statePassive, socketcan.CAN_ERR_CRTL, socketcan.CAN_ERR_CRTL_RX_PASSIVE},
+		{mcp2515.EFLGTXWAR, stateWarning, socketcan.CAN_ERR_CRTL, socketcan.CAN_ERR_CRTL_TX_WARNING},
+		{mcp2515.EFLGRXWAR, stateWarning, socketcan.CAN_ERR_CRTL, socketcan.CAN_ERR_CRTL_RX_WARNING},
+	} {
+		if eflag&s.bit != 0 {
+			p.state = s.state
+			e.Add(s.class)
+			if s.crtl != 0 {
+				e.Controller(s.crtl)
+			}
+			break
+		}
 	}
 	if intf&mcp2515.IntERR == 0 {
 		return

@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,54 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/journal/journaltest"
 )
-
-// fakeJournal is a unix datagram socket in a temporary directory standing in
-// for /run/systemd/journal/socket.
-func fakeJournal(t *testing.T) (path string, conn *net.UnixConn) {
-	t.Helper()
-	path = filepath.Join(t.TempDir(), "socket")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return path, conn
-}
-
-// receive reads one entry as journald would: the datagram, or the memfd it
-// carries (which must be sealed).
-func receive(t *testing.T, conn *net.UnixConn) (entry []byte, viaMemfd bool) {
-	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf, oob := make([]byte, 1<<16), make([]byte, 64)
-	n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
-	if err != nil {
-		t.Fatalf("no entry: %v", err)
-	}
-	if oobn == 0 {
-		return buf[:n], false
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("control message: %v %v", msgs, err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 || n != 0 {
-		t.Fatalf("rights %v, %v; datagram of %d bytes beside them", fds, err, n)
-	}
-	f := os.NewFile(uintptr(fds[0]), "memfd")
-	defer f.Close()
-	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
-	if want := unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE | unix.F_SEAL_SEAL; err != nil || seals&want != want {
-		t.Fatalf("memfd seals %#x, %v; want %#x", seals, err, want)
-	}
-	var b bytes.Buffer // from offset 0, as journald maps it
-	if _, err := b.ReadFrom(io.NewSectionReader(f, 0, 1<<30)); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes(), true
-}
 
 // parse decodes an entry in the native format into its fields, in order.
 func parse(t *testing.T, e []byte) [][2]string {
@@ -105,7 +58,7 @@ func fieldsOf(t *testing.T, e []byte) map[string]string {
 }
 
 func TestEntryFields(t *testing.T) {
-	path, conn := fakeJournal(t)
+	path, conn := journaltest.Socket(t)
 	h, err := Dial(path, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +69,7 @@ func TestEntryFields(t *testing.T) {
 	log.Warn("chip lost", "controller", "can0", "retries", 3, "err", errors.New("READ STATUS 0xFF"),
 		"sclk-range", "1..2", "message", "an attribute", "9lives", true, slog.Group("spi", "clock_hz", 10_000_000, slog.Group("cs", "pin", 8)),
 		"d", 1500*time.Microsecond)
-	e, viaMemfd := receive(t, conn)
+	e, viaMemfd := journaltest.Receive(t, conn)
 	if viaMemfd {
 		t.Error("a small entry came through a memfd")
 	}
@@ -146,11 +99,11 @@ func TestEntryFields(t *testing.T) {
 // A value with a newline takes the binary-safe form: NAME, newline, a
 // little-endian 64-bit length, the value, newline.
 func TestNewlineValueIsBinarySafe(t *testing.T) {
-	path, conn := fakeJournal(t)
+	path, conn := journaltest.Socket(t)
 	h, _ := Dial(path, Options{Identifier: "x"})
 	defer h.Close()
 	h.Handle(t.Context(), slog.NewRecord(time.Time{}, slog.LevelError, "two\nlines", 0))
-	e, _ := receive(t, conn)
+	e, _ := journaltest.Receive(t, conn)
 	want := append([]byte("MESSAGE\n\x09\x00\x00\x00\x00\x00\x00\x00two\nlines\n"), "PRIORITY=3\nSYSLOG_IDENTIFIER=x\n"...)
 	if !bytes.Equal(e, want) {
 		t.Fatalf("entry\n%q\nwant\n%q", e, want)
@@ -158,7 +111,7 @@ func TestNewlineValueIsBinarySafe(t *testing.T) {
 }
 
 func TestWithAttrsAndGroupsAndLevel(t *testing.T) {
-	path, conn := fakeJournal(t)
+	path, conn := journaltest.Socket(t)
 	h, _ := Dial(path, Options{Level: slog.LevelInfo})
 	defer h.Close()
 	log := slog.New(h).With("controller", "can1").WithGroup("tx").With("buffer", 2)
@@ -167,7 +120,7 @@ func TestWithAttrsAndGroupsAndLevel(t *testing.T) {
 	}
 	log.Debug("not sent")
 	log.Info("sent", "frames", 5)
-	got := fieldsOf(t, func() []byte { e, _ := receive(t, conn); return e }())
+	got := fieldsOf(t, func() []byte { e, _ := journaltest.Receive(t, conn); return e }())
 	for k, v := range map[string]string{"MESSAGE": "sent", "PRIORITY": "6", "CONTROLLER": "can1", "TX_BUFFER": "2", "TX_FRAMES": "5"} {
 		if got[k] != v {
 			t.Errorf("%s=%q, want %q (entry %v)", k, got[k], v, got)
@@ -177,7 +130,7 @@ func TestWithAttrsAndGroupsAndLevel(t *testing.T) {
 
 // An entry larger than the socket takes as one datagram goes in a sealed memfd.
 func TestLargeEntryGoesThroughMemfd(t *testing.T) {
-	path, conn := fakeJournal(t)
+	path, conn := journaltest.Socket(t)
 	h, _ := Dial(path, Options{})
 	defer h.Close()
 	if err := unix.SetsockoptInt(h.out.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 4096); err != nil {
@@ -189,7 +142,7 @@ func TestLargeEntryGoesThroughMemfd(t *testing.T) {
 	if err := h.Handle(t.Context(), r); err != nil {
 		t.Fatal(err)
 	}
-	e, viaMemfd := receive(t, conn)
+	e, viaMemfd := journaltest.Receive(t, conn)
 	if got := fieldsOf(t, e); !viaMemfd || got["BLOB"] != big || got["MESSAGE"] != "big" {
 		t.Fatalf("via memfd %v, %d bytes, BLOB of %d bytes", viaMemfd, len(e), len(got["BLOB"]))
 	}
@@ -222,16 +175,7 @@ func TestPriority(t *testing.T) {
 }
 
 func TestStreamIsJournal(t *testing.T) {
-	f, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("JOURNAL_STREAM", fmt.Sprintf("%d:%d", st.Dev, st.Ino))
+	f := journaltest.Stream(t)
 	if !StreamIsJournal(f) {
 		t.Error("JOURNAL_STREAM names f, but StreamIsJournal(f) is false")
 	}

@@ -88,12 +88,7 @@ t_built=$(date +%s)
 log=$out/test.log
 echo "vm: booting $kernel with systemd as PID 1, cand.parts=$parts (log: $log)"
 t0=$(date +%s)
-# shellcheck disable=SC2046
-timeout -k 5 "$timeout" qemu-system-x86_64 $(vm_accel) -smp "${VM_SMP:-2}" -m 1536 \
-	-display none -monitor none -serial stdio -no-reboot -nic none \
-	-kernel "$kernel" -initrd "$out/initrd.cpio" \
-	-append "console=ttyS0 rdinit=/sbin/init panic=-1 quiet cand.parts=$parts" \
-	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$log" | grep --line-buffered -E '^(VMTEST|vm:)' || true
+vm_boot "$log" "$timeout" 1536 "$kernel" "$out/initrd.cpio" "console=ttyS0 rdinit=/sbin/init panic=-1 quiet cand.parts=$parts"
 t1=$(date +%s)
 rm -f "$out/initrd.cpio"
 
@@ -119,8 +114,6 @@ if has_part deb; then
 		expected="$expected deb/$c"
 	done
 fi
-rc=0
-sd_verdict "$log" "$expected" "$timeout" || rc=1
 boot=$(sed -n 's/.*multi-user.target reached at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)
-echo "vm: root file system $((t_root - start)) s, overlay and packages $((t_built - t_root)) s, VM $((t1 - t0)) s (multi-user.target at ${boot:-?} s guest uptime), total $(($(date +%s) - start)) s"
-exit $rc
+vm_verdict "$log" "$log" "$expected" "$timeout" \
+	"vm: root file system $((t_root - start)) s, overlay and packages $((t_built - t_root)) s, VM $((t1 - t0)) s (multi-user.target at ${boot:-?} s guest uptime), total $(($(date +%s) - start)) s"
