@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,5 +86,64 @@ func TestOneAtATimeWaiterLeaves(t *testing.T) {
 	<-first
 	if calls.Load() != 1 {
 		t.Fatalf("handler called %d times, want 1", calls.Load())
+	}
+}
+
+// Requests asked for alike that arrive while a gathering runs wait for the next
+// one and share it: one more run of the handler answers them all, each with the
+// whole answer.
+func TestOneAtATimeShares(t *testing.T) {
+	var calls atomic.Int32
+	entered := make(chan struct{}, 2)
+	release := make(chan struct{})
+	h := newOneAtATime(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		entered <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte{'0' + byte(n)})
+	}))
+	get := func(out **httptest.ResponseRecorder, wg *sync.WaitGroup) {
+		defer wg.Done()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		*out = rec
+	}
+	var wg sync.WaitGroup
+	var first *httptest.ResponseRecorder
+	wg.Add(1)
+	go get(&first, &wg)
+	<-entered // the first gathering runs
+	const n = 5
+	later := make([]*httptest.ResponseRecorder, n)
+	for i := range later {
+		wg.Add(1)
+		go get(&later[i], &wg)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h.mu.Lock()
+		j := h.joined
+		h.mu.Unlock()
+		if j == n-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d later requests joined the next gathering", j, n-1)
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if c := calls.Load(); c != 2 {
+		t.Fatalf("handler ran %d times for 1 + %d requests, want 2", c, n)
+	}
+	if first.Body.String() != "1" {
+		t.Errorf("first request got %q, want its own gathering's \"1\"", first.Body.String())
+	}
+	for i, rec := range later {
+		if rec.Code != http.StatusOK || rec.Body.String() != "2" || rec.Header().Get("Content-Type") != "text/plain" {
+			t.Errorf("later request %d: %d %q %q, want 200 \"2\" text/plain", i, rec.Code, rec.Body.String(), rec.Header().Get("Content-Type"))
+		}
 	}
 }
