@@ -103,20 +103,51 @@ func (p *Port) exportRXStats() {
 }
 
 // Received implements mcp2515.Sink: the frame is written to the socket at once.
-func (p *Port) Received(f *can.Frame) {
-	socketcan.Encode(&p.rxBuf, *f)
+func (p *Port) Received(f *can.Frame) { p.deliver(f, nil) }
+
+// ReceivedTwo implements mcp2515.Sink: both frames, in their order, are written
+// to the socket with one system call.
+func (p *Port) ReceivedTwo(first, second *can.Frame) { p.deliver(first, second) }
+
+// deliver writes f, and g if not nil, to the socket (socketcan.Batch: one system
+// call) and counts each.
+func (p *Port) deliver(f, g *can.Frame) {
+	b := &p.rxBatch
+	b.Reset()
+	b.Add(*f)
+	if g != nil {
+		b.Add(*g)
+	}
 	p.spi.probe.socketWrite(true)
-	err := socketcan.WriteFrame(p.sockFd, &p.rxBuf)
+	var sent [socketcan.MaxBatch]bool
+	for i := 0; i < b.Len(); {
+		n, err := b.Write(p.sockFd, i)
+		for k := range n {
+			sent[i+k] = true
+		}
+		i += n
+		if err != nil {
+			// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
+			// take it. Counted, never silent.
+			p.writeErr(err)
+			i++
+		}
+	}
 	p.spi.probe.socketWrite(false)
+	now := p.clock.Now()
+	p.count(f, sent[0], now)
+	if g != nil {
+		p.count(g, sent[1], now)
+	}
+}
+
+// count counts a received frame, written to the socket at now if sent.
+func (p *Port) count(f *can.Frame, sent bool, now int64) {
 	// The frame took the bus whether or not the socket takes it: bus load.
 	p.M.RXBits.Add(uint64(canwire.Bits(f)))
-	if err != nil {
-		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
-		// it. Counted, never silent.
-		p.writeErr(err)
+	if !sent {
 		return
 	}
-	now := p.clock.Now()
 	p.M.RXFrames.Inc()
 	p.M.RXBytes.Add(uint64(f.Length))
 	if p.edgeNs != 0 {
