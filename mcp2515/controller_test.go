@@ -175,6 +175,57 @@ func TestBothBuffersFullReadsRXB0First(t *testing.T) {
 	}
 }
 
+// Both buffers full at a fresh interrupt, nothing overflowed: READ STATUS and the
+// two READ RX BUFFERs, then INT is high (no ERRIF), so no error-flag READ: 3
+// transfers, 30 bytes.
+func TestBothBuffersFullWithoutOverflowCostsThreeTransfers(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.peer.Send(frameN(0))
+	r.peer.Send(frameN(1))
+	r.waitINT()
+	r.advance(int64(canbus.FrameBits(frameN(1))+10) * r.bitNs) // the second lands in RXB1
+	r.resetCounts()
+	if done, err := r.ctl.HandleInterrupt(r); err != nil || !done {
+		t.Fatalf("HandleInterrupt: done=%v err=%v", done, err)
+	}
+	r.wantFrames(frameN(0), frameN(1))
+	if r.xfers != 3 || r.bytes != 30 {
+		t.Fatalf("%d transfers, %d bytes; want 3 and 30", r.xfers, r.bytes)
+	}
+}
+
+// Both buffers full and a third frame lost: its ERRIF holds INT low after both
+// reads, so the error flags are read and the overflow reported, in the same
+// interrupt.
+func TestBothBuffersFullOverflowIsReported(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.anyErr = true
+	for i := range 3 {
+		r.peer.Send(frameN(i))
+	}
+	r.waitINT()
+	r.advance(int64(canbus.FrameBits(frameN(1))+canbus.FrameBits(frameN(2))+20) * r.bitNs) // the third finds both full
+	if lost := r.chip.Stats().Lost; lost != 1 {
+		t.Fatalf("chip lost %d frames, want 1: the test did not overflow", lost)
+	}
+	if done, err := r.ctl.HandleInterrupt(r); err != nil || !done {
+		t.Fatalf("HandleInterrupt: done=%v err=%v", done, err)
+	}
+	r.wantFrames(frameN(0), frameN(1))
+	overflows := 0
+	for _, e := range r.errs {
+		if e.RX0Overflow || e.RX1Overflow {
+			overflows++
+		}
+	}
+	if overflows != 1 {
+		t.Fatalf("%d error events with an RX overflow, want 1 (events %+v)", overflows, r.errs)
+	}
+	if !r.chip.Level(r.now) {
+		t.Fatal("INT still asserted after the interrupt")
+	}
+}
+
 // The race the kernel's mcp251x fixed in 2022: frame B rolls over into RXB1 while
 // RXB0 (frame A) is being read; then, before the driver looks again, C lands in the
 // freed RXB0. Both flags are set, but RXB1 holds the older frame: the socket must get
