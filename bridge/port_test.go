@@ -146,6 +146,21 @@ func (r *portRig) waitINT() {
 	}
 }
 
+// bothFull has the peer send f0 and f1 and advances the bus in real time until
+// both wait in the chip's RX buffers.
+func (r *portRig) bothFull(f0, f1 can.Frame) {
+	r.t.Helper()
+	r.peer.Send(f0)
+	r.peer.Send(f1)
+	deadline := time.Now().Add(5 * time.Second)
+	for r.chip.RXHeld() < 2 {
+		if time.Now().After(deadline) {
+			r.t.Fatal("both RX buffers not full within 5 s")
+		}
+		r.advance()
+	}
+}
+
 // RX: one interrupt with one frame — READ STATUS, READ RX BUFFER, socket write —
 // allocates nothing; the frame arrives on the socket exactly.
 func TestRXPathAllocatesNothing(t *testing.T) {
@@ -183,15 +198,7 @@ func TestRXPairPathAllocatesNothing(t *testing.T) {
 	var got [2]can.Frame
 	rx0 := r.port.M.RXFrames.Load()
 	allocs := testing.AllocsPerRun(20, func() {
-		r.peer.Send(first)
-		r.peer.Send(second)
-		deadline := time.Now().Add(5 * time.Second)
-		for r.chip.RXHeld() < 2 {
-			if time.Now().After(deadline) {
-				t.Fatal("both RX buffers not full within 5 s")
-			}
-			r.advance()
-		}
+		r.bothFull(first, second)
 		if err := r.port.interrupt(mono.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -232,15 +239,7 @@ func TestRXPairSocketFull(t *testing.T) {
 	}
 	first := can.Frame{ID: 0x321, Length: 8}
 	second := can.Frame{ID: 0x322, Length: 2}
-	r.peer.Send(first)
-	r.peer.Send(second)
-	deadline := time.Now().Add(5 * time.Second)
-	for r.chip.RXHeld() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("both RX buffers not full within 5 s")
-		}
-		r.advance()
-	}
+	r.bothFull(first, second)
 	m := r.port.M
 	rx0, errs0, bits0 := m.RXFrames.Load(), m.SocketWriteErrs.Load(), m.RXBits.Load()
 	if err := r.port.interrupt(mono.Now()); err != nil {

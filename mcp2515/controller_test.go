@@ -135,6 +135,16 @@ func (r *rig) waitINT() {
 	r.t.Fatal("INT not asserted within 10 ms")
 }
 
+// bothFull has the peer send f0 and f1 back to back and waits until f1 has
+// landed in RXB1, f0 waiting in RXB0.
+func (r *rig) bothFull(f0, f1 can.Frame) {
+	r.t.Helper()
+	r.peer.Send(f0)
+	r.peer.Send(f1)
+	r.waitINT()
+	r.advance(int64(canbus.FrameBits(f1)+10) * r.bitNs) // the second lands in RXB1
+}
+
 func frameN(i int) can.Frame {
 	return can.Frame{ID: 0x100 + uint32(i), Length: 8, Data: can.Data{byte(i), 1, 2, 3, 4, 5, 6, 7}}
 }
@@ -162,10 +172,7 @@ func TestIsolatedFrameCostsTwoTransfers(t *testing.T) {
 // RXB1 (rolled over, newer): RXB0 is read first.
 func TestBothBuffersFullReadsRXB0First(t *testing.T) {
 	r := newRig(t, 500_000)
-	r.peer.Send(frameN(0))
-	r.peer.Send(frameN(1))
-	r.waitINT()
-	r.advance(int64(canbus.FrameBits(frameN(1))+10) * r.bitNs) // the second lands in RXB1
+	r.bothFull(frameN(0), frameN(1))
 	if _, err := r.ctl.HandleInterrupt(r); err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +187,7 @@ func TestBothBuffersFullReadsRXB0First(t *testing.T) {
 // transfers, 30 bytes.
 func TestBothBuffersFullWithoutOverflowCostsThreeTransfers(t *testing.T) {
 	r := newRig(t, 500_000)
-	r.peer.Send(frameN(0))
-	r.peer.Send(frameN(1))
-	r.waitINT()
-	r.advance(int64(canbus.FrameBits(frameN(1))+10) * r.bitNs) // the second lands in RXB1
+	r.bothFull(frameN(0), frameN(1))
 	r.resetCounts()
 	if done, err := r.ctl.HandleInterrupt(r); err != nil || !done {
 		t.Fatalf("HandleInterrupt: done=%v err=%v", done, err)
