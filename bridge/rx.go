@@ -10,7 +10,6 @@ import (
 	"cand/canwire"
 	"cand/hw/gpio"
 	"cand/mcp2515"
-	"cand/socketcan"
 )
 
 // intEvents reads the INT line's queued edge events (one read) and handles the
@@ -119,33 +118,24 @@ func (p *Port) deliver(f, g *can.Frame) {
 		b.Add(*g)
 	}
 	p.spi.probe.socketWrite(true)
-	var sent [socketcan.MaxBatch]bool
-	for i := 0; i < b.Len(); {
-		n, err := b.Write(p.sockFd, i)
-		for k := range n {
-			sent[i+k] = true
-		}
-		i += n
-		if err != nil {
-			// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
-			// take it. Counted, never silent.
-			p.writeErr(err)
-			i++
-		}
-	}
+	errs := b.Write(p.sockFd)
 	p.spi.probe.socketWrite(false)
 	now := p.clock.Now()
-	p.count(f, sent[0], now)
+	p.count(f, errs[0], now)
 	if g != nil {
-		p.count(g, sent[1], now)
+		p.count(g, errs[1], now)
 	}
 }
 
-// count counts a received frame, written to the socket at now if sent.
-func (p *Port) count(f *can.Frame, sent bool, now int64) {
+// count counts a received frame that the socket write at now took, or refused
+// with err.
+func (p *Port) count(f *can.Frame, err error, now int64) {
 	// The frame took the bus whether or not the socket takes it: bus load.
 	p.M.RXBits.Add(uint64(canwire.Bits(f)))
-	if !sent {
+	if err != nil {
+		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
+		// take it. Counted, never silent.
+		p.writeErr(err)
 		return
 	}
 	p.M.RXFrames.Inc()

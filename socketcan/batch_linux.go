@@ -42,50 +42,42 @@ func (b *Batch) Len() int { return b.n }
 // Reset empties the batch.
 func (b *Batch) Reset() { b.n = 0 }
 
-// Write writes the frames from index from on (EINTR retried) and returns how
-// many of them the socket took, in order. If that is fewer than all, err is why
-// frame from+n was refused (as WriteFrame reports it; the frames after it were
-// not tried: call Write again from from+n+1 to try them).
-func (b *Batch) Write(fd, from int) (n int, err error) {
-	switch left := b.n - from; {
-	case left <= 0:
-		return 0, nil
-	case left == 1:
-		if err := WriteFrame(fd, &b.frames[from]); err != nil {
-			return 0, err
-		}
-		return 1, nil
+// Write writes each frame once, in order (EINTR retried), and returns each
+// one's error, nil if the socket took it: as WriteFrame reports it, the error of
+// a frame sendmmsg(2) refused coming from its own write.
+func (b *Batch) Write(fd int) (errs [MaxBatch]error) {
+	if b.n == 1 {
+		errs[0] = WriteFrame(fd, &b.frames[0])
+		return errs
 	}
-	for i := from; i < b.n; i++ {
+	for i := range b.n {
 		b.iov[i] = unix.Iovec{Base: &b.frames[i][0]}
 		b.iov[i].SetLen(FrameSize)
 		b.msgs[i] = unix.Mmsghdr{Hdr: unix.Msghdr{Iov: &b.iov[i]}}
 		b.msgs[i].Hdr.SetIovlen(1)
 	}
-	for {
-		// sendmmsg(2): the number of messages sent; an error only if the first
-		// failed (a later one's error is reported by the next call).
+	for from := 0; from < b.n; {
+		// sendmmsg(2) returns the number of messages sent; it fails only if the
+		// first one did (a later one's error would come with the next call).
 		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.msgs[from])), uintptr(b.n-from), 0, 0, 0)
 		if e == unix.EINTR {
 			continue
 		}
-		if e != 0 {
-			return 0, e
+		n := 0
+		if e == 0 {
+			n = int(r)
 		}
-		n = int(r)
-		break
-	}
-	for i := from; i < from+n; i++ {
-		if b.msgs[i].Len != FrameSize {
-			return i - from, io.ErrShortWrite
+		for i := from; i < from+n; i++ {
+			if b.msgs[i].Len != FrameSize {
+				errs[i] = io.ErrShortWrite
+			}
+		}
+		from += n
+		if from < b.n {
+			// The first not sent: its error, from its own write.
+			errs[from] = WriteFrame(fd, &b.frames[from])
+			from++
 		}
 	}
-	if from+n < b.n {
-		// The next one was refused: its error, from its own write.
-		if err := WriteFrame(fd, &b.frames[from+n]); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	return errs
 }
