@@ -14,9 +14,7 @@
 //     READ RX BUFFER for each full buffer in bus order, each a transfer through
 //     spi.go (its timing recorded; probe.go's optional analyzer pins mark the
 //     stages). Each frame goes to Port.Received, which encodes it and writes it to
-//     the socket at once, then records INT edge → socket write; the two frames of
-//     a status read that found both buffers full go to Port.ReceivedTwo, which
-//     writes them, in bus order, with one sendmmsg (socketcan.Batch).
+//     the socket at once, then records INT edge → socket write.
 //  3. loop.go: each turn re-checks INT through the GPIO level register (no
 //     syscall): the GPIO character device only reports edges, so level semantics
 //     are emulated and no interrupt is lost. With int_poll_window the loop keeps

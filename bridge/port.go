@@ -8,7 +8,6 @@ import (
 	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/metrics"
-	"cand/socketcan"
 )
 
 // PortConfig is everything a port is built from.
@@ -78,7 +77,7 @@ type Port struct {
 	// releasedNs is when an interrupt was last handled to the end (INT high): an
 	// edge stamped before it was already handled (e.g. by the poll window).
 	releasedNs int64
-	rxBatch    socketcan.Batch
+	rxBuf      [16]byte
 	evBuf      [16 * gpio.EventSize]byte
 	ev         [16]gpio.Event
 	seq        gpio.SeqTracker

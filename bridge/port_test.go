@@ -187,9 +187,8 @@ func TestRXPathAllocatesNothing(t *testing.T) {
 	}
 }
 
-// RX with both buffers full: one interrupt reads both (ReceivedTwo) and writes
-// them with one sendmmsg, allocating nothing; they arrive on the socket in bus
-// order, each counted.
+// RX with both buffers full: one interrupt reads both and writes them to the
+// socket, allocating nothing; they arrive in bus order, each counted.
 func TestRXPairPathAllocatesNothing(t *testing.T) {
 	r := newPortRig(t)
 	first := can.Frame{ID: 0x321, Length: 8, Data: can.Data{1, 2, 3, 4, 5, 6, 7, 8}}

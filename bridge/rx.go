@@ -10,6 +10,7 @@ import (
 	"cand/canwire"
 	"cand/hw/gpio"
 	"cand/mcp2515"
+	"cand/socketcan"
 )
 
 // intEvents reads the INT line's queued edge events (one read) and handles the
@@ -102,42 +103,20 @@ func (p *Port) exportRXStats() {
 }
 
 // Received implements mcp2515.Sink: the frame is written to the socket at once.
-func (p *Port) Received(f *can.Frame) { p.deliver(f, nil) }
-
-// ReceivedTwo implements mcp2515.Sink: both frames, in their order, are written
-// to the socket with one system call.
-func (p *Port) ReceivedTwo(first, second *can.Frame) { p.deliver(first, second) }
-
-// deliver writes f, and g if not nil, to the socket (socketcan.Batch: one system
-// call) and counts each.
-func (p *Port) deliver(f, g *can.Frame) {
-	b := &p.rxBatch
-	b.Reset()
-	b.Add(*f)
-	if g != nil {
-		b.Add(*g)
-	}
+func (p *Port) Received(f *can.Frame) {
+	socketcan.Encode(&p.rxBuf, *f)
 	p.spi.probe.socketWrite(true)
-	errs := b.Write(p.sockFd)
+	err := socketcan.WriteFrame(p.sockFd, &p.rxBuf)
 	p.spi.probe.socketWrite(false)
-	now := p.clock.Now()
-	p.count(f, errs[0], now)
-	if g != nil {
-		p.count(g, errs[1], now)
-	}
-}
-
-// count counts a received frame that the socket write at now took, or refused
-// with err.
-func (p *Port) count(f *can.Frame, err error, now int64) {
 	// The frame took the bus whether or not the socket takes it: bus load.
 	p.M.RXBits.Add(uint64(canwire.Bits(f)))
 	if err != nil {
-		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
-		// take it. Counted, never silent.
+		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
+		// it. Counted, never silent.
 		p.writeErr(err)
 		return
 	}
+	now := p.clock.Now()
 	p.M.RXFrames.Inc()
 	p.M.RXBytes.Add(uint64(f.Length))
 	if p.edgeNs != 0 {

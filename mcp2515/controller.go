@@ -22,10 +22,6 @@ type IntLine interface {
 type Sink interface {
 	// Received is called right after the frame's READ RX BUFFER transfer.
 	Received(f *can.Frame)
-	// ReceivedTwo is called instead of Received twice when one status read found
-	// both RX buffers full: right after the second READ RX BUFFER, with the two
-	// frames in bus order, so that the sink can hand both on at once.
-	ReceivedTwo(first, second *can.Frame)
 	// Transmitted is called when TX buffer buf has sent its frame.
 	Transmitted(buf int)
 	// TxFailed is called when TX buffer buf gave up its frame unsent: aborted (TX

@@ -288,11 +288,6 @@ func (s *fuzzSink) Received(f *can.Frame) {
 	}
 }
 
-func (s *fuzzSink) ReceivedTwo(f, g *can.Frame) {
-	s.Received(f)
-	s.Received(g)
-}
-
 func (s *fuzzSink) done(buf int, what string) {
 	if !s.pending[buf] {
 		s.t.Fatalf("%s(%d) for a TX buffer not loaded (pending %v)", what, buf, s.pending)

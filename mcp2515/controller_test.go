@@ -61,13 +61,9 @@ func (r *rig) Asserted() bool {
 }
 
 func (r *rig) Received(f *can.Frame) { r.frames = append(r.frames, *f); r.now += r.recvNs }
-func (r *rig) ReceivedTwo(f, g *can.Frame) {
-	r.Received(f)
-	r.Received(g)
-}
-func (r *rig) Transmitted(int)  {}
-func (r *rig) BothFull(int64)   {}
-func (r *rig) TxFailed(buf int) { r.failed = append(r.failed, buf) }
+func (r *rig) Transmitted(int)       {}
+func (r *rig) BothFull(int64)        {}
+func (r *rig) TxFailed(buf int)      { r.failed = append(r.failed, buf) }
 func (r *rig) Error(e *mcp2515.ErrorEvent) {
 	if !r.anyErr {
 		r.t.Errorf("unexpected error event %+v", *e)

@@ -152,7 +152,8 @@ func (c *Controller) drainRX(st byte, sink Sink) error {
 	if c.rxb1First(e0, e1, at) {
 		first = 1
 	}
-	sink.ReceivedTwo(&c.frames[first], &c.frames[1-first])
+	sink.Received(&c.frames[first])
+	sink.Received(&c.frames[1-first])
 	return nil
 }
 
