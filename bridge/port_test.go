@@ -8,6 +8,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/canwire"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
 	"cand/mcp2515"
@@ -145,6 +146,21 @@ func (r *portRig) waitINT() {
 	}
 }
 
+// bothFull has the peer send f0 and f1 and advances the bus in real time until
+// both wait in the chip's RX buffers.
+func (r *portRig) bothFull(f0, f1 can.Frame) {
+	r.t.Helper()
+	r.peer.Send(f0)
+	r.peer.Send(f1)
+	deadline := time.Now().Add(5 * time.Second)
+	for r.chip.RXHeld() < 2 {
+		if time.Now().After(deadline) {
+			r.t.Fatal("both RX buffers not full within 5 s")
+		}
+		r.advance()
+	}
+}
+
 // RX: one interrupt with one frame — READ STATUS, READ RX BUFFER, socket write —
 // allocates nothing; the frame arrives on the socket exactly.
 func TestRXPathAllocatesNothing(t *testing.T) {
@@ -168,6 +184,74 @@ func TestRXPathAllocatesNothing(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Fatalf("%v allocations per received frame", allocs)
+	}
+}
+
+// RX with both buffers full: one interrupt reads both and writes them to the
+// socket, allocating nothing; they arrive in bus order, each counted.
+func TestRXPairPathAllocatesNothing(t *testing.T) {
+	r := newPortRig(t)
+	first := can.Frame{ID: 0x321, Length: 8, Data: can.Data{1, 2, 3, 4, 5, 6, 7, 8}}
+	second := can.Frame{ID: 0x322, Length: 2, Data: can.Data{9, 10}}
+	var b [socketcan.FrameSize]byte
+	var got [2]can.Frame
+	rx0 := r.port.M.RXFrames.Load()
+	allocs := testing.AllocsPerRun(20, func() {
+		r.bothFull(first, second)
+		if err := r.port.interrupt(mono.Now()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if _, err := unix.Read(r.host, b[:]); err != nil {
+				t.Fatal(err)
+			}
+			got[i], _ = socketcan.Decode(&b)
+		}
+	})
+	if got != [2]can.Frame{first, second} {
+		t.Fatalf("socket got %v, want %v then %v", got, first, second)
+	}
+	if allocs != 0 {
+		t.Fatalf("%v allocations per pair of received frames", allocs)
+	}
+	if n := r.port.M.RXFrames.Load() - rx0; n != 2*21 {
+		t.Errorf("RXFrames grew by %d over 21 pairs, want %d", n, 2*21)
+	}
+	if n := r.port.M.BothRXFull.Count(); n != 21 {
+		t.Errorf("both RX buffers seen full %d times, want 21", n)
+	}
+}
+
+// A pair the socket cannot take: each frame is a socket write error, neither is
+// counted received, and both count as bus load.
+func TestRXPairSocketFull(t *testing.T) {
+	r := newPortRig(t)
+	var fill [socketcan.FrameSize]byte
+	for i := 0; ; i++ {
+		err := socketcan.WriteFrame(r.port.sockFd, &fill)
+		if err == unix.EAGAIN {
+			break
+		}
+		if err != nil || i > 1<<20 {
+			t.Fatalf("filling the socket: %v after %d frames", err, i)
+		}
+	}
+	first := can.Frame{ID: 0x321, Length: 8}
+	second := can.Frame{ID: 0x322, Length: 2}
+	r.bothFull(first, second)
+	m := r.port.M
+	rx0, errs0, bits0 := m.RXFrames.Load(), m.SocketWriteErrs.Load(), m.RXBits.Load()
+	if err := r.port.interrupt(mono.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.SocketWriteErrs.Load() - errs0; n != 2 {
+		t.Errorf("%d socket write errors, want 2", n)
+	}
+	if n := m.RXFrames.Load() - rx0; n != 0 {
+		t.Errorf("%d frames counted received, want 0", n)
+	}
+	if n, want := m.RXBits.Load()-bits0, uint64(canwire.Bits(&first)+canwire.Bits(&second)); n != want {
+		t.Errorf("RXBits grew by %d, want %d", n, want)
 	}
 }
 

@@ -131,6 +131,16 @@ func (r *rig) waitINT() {
 	r.t.Fatal("INT not asserted within 10 ms")
 }
 
+// bothFull has the peer send f0 and f1 back to back and waits until f1 has
+// landed in RXB1, f0 waiting in RXB0.
+func (r *rig) bothFull(f0, f1 can.Frame) {
+	r.t.Helper()
+	r.peer.Send(f0)
+	r.peer.Send(f1)
+	r.waitINT()
+	r.advance(int64(canbus.FrameBits(f1)+10) * r.bitNs) // the second lands in RXB1
+}
+
 func frameN(i int) can.Frame {
 	return can.Frame{ID: 0x100 + uint32(i), Length: 8, Data: can.Data{byte(i), 1, 2, 3, 4, 5, 6, 7}}
 }
@@ -158,16 +168,61 @@ func TestIsolatedFrameCostsTwoTransfers(t *testing.T) {
 // RXB1 (rolled over, newer): RXB0 is read first.
 func TestBothBuffersFullReadsRXB0First(t *testing.T) {
 	r := newRig(t, 500_000)
-	r.peer.Send(frameN(0))
-	r.peer.Send(frameN(1))
-	r.waitINT()
-	r.advance(int64(canbus.FrameBits(frameN(1))+10) * r.bitNs) // the second lands in RXB1
+	r.bothFull(frameN(0), frameN(1))
 	if _, err := r.ctl.HandleInterrupt(r); err != nil {
 		t.Fatal(err)
 	}
 	want := []can.Frame{frameN(0), frameN(1)}
 	if len(r.frames) != 2 || r.frames[0] != want[0] || r.frames[1] != want[1] {
 		t.Fatalf("frames %v, want %v", r.frames, want)
+	}
+}
+
+// Both buffers full at a fresh interrupt, nothing overflowed: READ STATUS and the
+// two READ RX BUFFERs, then INT is high (no ERRIF), so no error-flag READ: 3
+// transfers, 30 bytes.
+func TestBothBuffersFullWithoutOverflowCostsThreeTransfers(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.bothFull(frameN(0), frameN(1))
+	r.resetCounts()
+	if done, err := r.ctl.HandleInterrupt(r); err != nil || !done {
+		t.Fatalf("HandleInterrupt: done=%v err=%v", done, err)
+	}
+	r.wantFrames(frameN(0), frameN(1))
+	if r.xfers != 3 || r.bytes != 30 {
+		t.Fatalf("%d transfers, %d bytes; want 3 and 30", r.xfers, r.bytes)
+	}
+}
+
+// Both buffers full and a third frame lost: its ERRIF holds INT low after both
+// reads, so the error flags are read and the overflow reported, in the same
+// interrupt.
+func TestBothBuffersFullOverflowIsReported(t *testing.T) {
+	r := newRig(t, 500_000)
+	r.anyErr = true
+	for i := range 3 {
+		r.peer.Send(frameN(i))
+	}
+	r.waitINT()
+	r.advance(int64(canbus.FrameBits(frameN(1))+canbus.FrameBits(frameN(2))+20) * r.bitNs) // the third finds both full
+	if lost := r.chip.Stats().Lost; lost != 1 {
+		t.Fatalf("chip lost %d frames, want 1: the test did not overflow", lost)
+	}
+	if done, err := r.ctl.HandleInterrupt(r); err != nil || !done {
+		t.Fatalf("HandleInterrupt: done=%v err=%v", done, err)
+	}
+	r.wantFrames(frameN(0), frameN(1))
+	overflows := 0
+	for _, e := range r.errs {
+		if e.RX0Overflow || e.RX1Overflow {
+			overflows++
+		}
+	}
+	if overflows != 1 {
+		t.Fatalf("%d error events with an RX overflow, want 1 (events %+v)", overflows, r.errs)
+	}
+	if !r.chip.Level(r.now) {
+		t.Fatal("INT still asserted after the interrupt")
 	}
 }
 

@@ -25,7 +25,7 @@ const maxPasses = 16
 // not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass)
+		work, err := c.statusPass(sink, pass, true)
 		if errors.Is(err, errReinit) {
 			return true, nil
 		}
@@ -53,8 +53,10 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 
 // statusPass is one READ STATUS and what it shows: the full RX buffers read in bus
 // order, finished TX buffers released, and pending ones the chip gave up reported.
-// work reports RX or TX flags. pass is the pass's number within the interrupt.
-func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
+// work reports RX or TX flags. pass is the pass's number within the interrupt;
+// byLevel says INT's level can be trusted (HandleInterrupt; not Poll, whose line
+// may be stuck).
+func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, err error) {
 	c.stats.Passes++
 	c.statusAt = c.now()
 	c.tx[0], c.tx[1] = InstrReadStatus, 0
@@ -78,9 +80,13 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 		}
 		// READ STATUS does not show ERRIF. Under sustained traffic a pass always
 		// finds RX work, so the error pass would never run: check the error flags
-		// whenever both buffers were full (the only time a frame can overflow) and
-		// every few busy passes.
-		if st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF || pass%4 == 3 {
+		// when both buffers were full (the only time a frame can overflow) and
+		// every few busy passes. An overflow sets ERRIF, which holds INT low
+		// (CANINTE.ERRIE is on, intEnable; MCP2515 datasheet DS20001801J §7.4):
+		// with INT high after both were read, nothing overflowed and nothing else
+		// is flagged, so the level read spares the READ.
+		both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
+		if (both && (!byLevel || c.intr.Asserted())) || pass%4 == 3 {
 			if err := c.errorCheck(sink); err != nil {
 				return false, err
 			}
@@ -106,7 +112,7 @@ func (c *Controller) statusPass(sink Sink, pass int) (work bool, err error) {
 // line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass)
+		work, err := c.statusPass(sink, pass, false)
 		if errors.Is(err, errReinit) {
 			return nil
 		}

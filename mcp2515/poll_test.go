@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"go.einride.tech/can"
-
-	"cand/sim/canbus"
 )
 
 // Poll with nothing flagged: READ STATUS and the error pass's READ, nothing else.
@@ -24,10 +22,7 @@ func TestPollIdleCostsTwoTransfers(t *testing.T) {
 // stops at the status pass that finds them empty.
 func TestPollReadsBothBuffersInOrder(t *testing.T) {
 	r := newRig(t, 500_000)
-	r.peer.Send(frameN(0))
-	r.peer.Send(frameN(1))
-	r.waitINT()
-	r.advance(int64(canbus.FrameBits(frameN(1))+10) * r.bitNs) // the second lands in RXB1
+	r.bothFull(frameN(0), frameN(1))
 	r.resetCounts()
 	if err := r.ctl.Poll(r); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"cand/config"
+)
+
+// ownerCostEnv lists the steps TestOwnerCostPerFrame runs, comma-separated,
+// each board:bitrate:length:load:duration, e.g. pi3:1000000:dlc8:100:20s.
+const ownerCostEnv = "CAND_OWNER_COST"
+
+// TestOwnerCostPerFrame runs envelope steps (strict rule, every step for its
+// whole window) and logs what the owner thread's running cost per received
+// frame: the host ns the strict rule charged at the board's speed (its
+// cpu_scaled board ns over the CPU factor less one), the owner thread's whole
+// CPU time (register models included), and the process's (the column "CPU
+// µs/frame" of cand bench). With go test -cpuprofile the profile's owner
+// stacks (bridge.(*Owner).Run) say where that time goes; docs/BENCHMARKS.md,
+// "Where the owner's time per frame goes".
+func TestOwnerCostPerFrame(t *testing.T) {
+	spec := os.Getenv(ownerCostEnv)
+	if spec == "" {
+		t.Skip(ownerCostEnv + " not set: a measurement, run on request (e.g. " + ownerCostEnv + "=pi3:1000000:dlc8:100:20s)")
+	}
+	cfg := simConfig(t)
+	base := BaseOf(cfg)
+	for _, step := range strings.Split(spec, ",") {
+		sc, err := ownerCostScenario(step, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		load0 := hostLoadAvg()
+		res, err := RunScenario(context.Background(), sc, &base)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if res.FramesReceived == 0 || res.Clock.CPUFactor <= 1 {
+			t.Fatalf("%s: %d frames received, CPU factor %.2f: nothing to divide by", step, res.FramesReceived, res.Clock.CPUFactor)
+		}
+		n := float64(res.FramesReceived)
+		charged := res.Clock.ChargedMs["cpu_scaled"] * 1e3 / (res.Clock.CPUFactor - 1) / n
+		owner := res.OwnerBusy * res.DurationS * 1e6 / n
+		t.Logf("%s: %.1f s, offered %d, received %d (%.0f/s), lost %d, overflows %d; per received frame: "+
+			"charged running %.2f host µs, owner thread %.1f host µs, process %.1f µs; CPU factor %.2f at %.0f MHz; host load %.2f → %.2f",
+			step, res.DurationS, res.FramesOffered, res.FramesReceived, n/res.DurationS, res.FramesLost, res.RXOverflows,
+			charged, owner, res.CPUUsPerFrame, res.Clock.CPUFactor, res.Clock.ARMMHz, load0, hostLoadAvg())
+	}
+}
+
+// ownerCostScenario parses board:bitrate:length:load:duration into an envelope
+// step's scenario that runs its whole window.
+func ownerCostScenario(step string, cfg *config.Config) (Scenario, error) {
+	f := strings.Split(step, ":")
+	if len(f) != 5 {
+		return Scenario{}, fmt.Errorf("%s: %q is not board:bitrate:length:load:duration, e.g. pi3:1000000:dlc8:100:20s", ownerCostEnv, step)
+	}
+	bitrate, err1 := strconv.ParseUint(f[1], 10, 32)
+	load, err2 := strconv.Atoi(f[3])
+	d, err3 := time.ParseDuration(f[4])
+	if err1 != nil || err2 != nil || err3 != nil || load < 1 || load > 100 {
+		return Scenario{}, fmt.Errorf("%s: %q: bitrate, load (1..100) or duration does not parse", ownerCostEnv, step)
+	}
+	share := 0.0
+	if f[2] == LengthMix {
+		if share, err1 = mixShare(uint32(bitrate), load); err1 != nil {
+			return Scenario{}, err1
+		}
+	}
+	wl, err := envelopeWorkload(f[2], load, share)
+	if err != nil {
+		return Scenario{}, err
+	}
+	return Scenario{Name: "owner-cost-" + step, Bitrate: uint32(bitrate), DLC: 8, IntPollWindow: cfg.Controllers[0].IntPollWindow.D(),
+		Board: config.SimBoard(f[0]), Rule: config.SimCPUStrict, Duration: d, Workload: wl}, nil
+}
