@@ -88,6 +88,7 @@ func New(cfg *config.Config) (*Pi, error) {
 	}
 	p := &Pi{board: board, rule: rule, clk: clk, soc: soc.NewOn(board.CoreMaxHz, board.SoC, clk)}
 	if rule == config.SimCPUStrict {
+		clk.SetKernel(newBurstKernel())
 		p.gov = newGovernor(board, clk, p.soc)
 	}
 	for i := range cfg.Controllers {
