@@ -31,8 +31,9 @@ type Calibration struct {
 const (
 	// A continuous-calibration burst on the owner thread (sim/clock, calib.go):
 	// burstWarm passes untimed, then the fastest of burstRuns runs of
-	// burstPasses; 300 passes, ~65 µs on the anchor core.
-	burstWarm    = 200
+	// burstPasses; 500 passes, ~110 µs on the anchor core (more where the kernel
+	// is cold: docs/boards.md).
+	burstWarm    = 400
 	burstRuns    = 4
 	burstPasses  = 25
 	kernelPasses = 100 // per run

@@ -31,19 +31,22 @@ import (
 // (category Calibration), as the register model's is, after the access has
 // ended and before the gap to the next one starts, so the board's time does not
 // advance over it and the chip sees a host stall between two accesses that the
-// clock removes, not a longer transfer. Its CPU time is kept out of the next
-// looked-at gap (acct.calib), so it is never charged at the factor either.
+// clock removes, not a longer transfer. Only its running is counted as
+// calibration: what of it the host's scheduler kept the thread waiting is
+// runqueue, and the hypervisor's is steal, as anywhere else. Its CPU time and run
+// delay are kept out of the next looked-at gap (the look's base moves by them),
+// so it is never charged at the factor either.
 const (
 	// CalibEvery is the least host time between two calibration bursts.
 	CalibEvery = int64(10 * time.Millisecond)
 	// calibShare: after a burst, the next waits at least calibShare times the
-	// burst's host time (the bursts take at most 0.5 % of the CPU thread's time,
+	// burst's CPU time (the bursts take at most 0.5 % of the CPU thread's time,
 	// also where the kernel runs slowly, e.g. under an emulator).
 	calibShare = 200
 	// calibWindow is how many recent bursts the estimate is taken from.
-	calibWindow = 32
+	calibWindow = 16
 	// calibRank: the estimate is the (n/calibRank)-th fastest of the n bursts
-	// in the window (the 4th of 32: the 12.5th percentile), at least the fastest.
+	// in the window (the 2nd of 16: the 12.5th percentile), at least the fastest.
 	calibRank = 8
 	// calibFill is how many bursts the binding runs, so that the factor is the
 	// CPU thread's own from the first access.
@@ -119,6 +122,7 @@ func (c *Clock) calibrate(now int64) int64 {
 // burst's host time since t0 out of the board's clock. It returns the host time
 // at its end. CPU thread, with the burst claimed.
 func (c *Clock) burst(t0 int64) int64 {
+	before := c.h.sample(c)
 	k := &c.cal.kernel
 	k.Run(k.Warm)
 	best := int64(math.MaxInt64)
@@ -134,21 +138,36 @@ func (c *Clock) burst(t0 int64) int64 {
 	c.followHost()
 	c.cal.host.add(est)
 	c.cal.factor.add(c.cpu.factor.Load())
+	after := c.h.sample(c)
 	t3 := c.h.now()
 	wall := t3 - t0
-	if got := c.takeOut(t3, wall); got > 0 {
-		c.acct.calibs.Add(1)
-		c.acct.calibN.Add(got)
+	rq := clamp(after.rd-before.rd, 0, wall)
+	own := clamp(after.exec-before.exec, 0, wall-rq)
+	c.mu.Lock()
+	// The next look's account starts as if the burst had not been: its running,
+	// run delay, switches and system calls are not the driver's.
+	b := &c.base
+	b.exec += after.exec - before.exec
+	b.rd += after.rd - before.rd
+	b.nvcsw += after.nvcsw - before.nvcsw
+	b.sys += after.sys - before.sys
+	// Its running is the calibration's; what the host's scheduler kept it
+	// waiting is runqueue, and the rest steal (or, if it slept, a park of the
+	// burst: the calibration's), as in any gap.
+	got := c.takeOut(t3, wall)
+	cal := min(own, got)
+	q := min(rq, got-cal)
+	rest := got - cal - q
+	if after.nvcsw != before.nvcsw {
+		cal, rest = cal+rest, 0
 	}
-	if wall > LookGap {
-		// Preempted: rebase the account, so that the burst's runqueue time is
-		// not taken out of the next gap as well.
-		c.rebase(t3)
-	} else {
-		c.acct.calib.Add(wall)
-	}
+	c.stats.add(Calibration, cal)
+	c.stats.add(Runqueue, q)
+	c.stats.add(Steal, rest)
+	c.mu.Unlock()
+	// The share is of the thread's running: a wait in the burst costs it none.
 	end := c.h.now()
-	c.cal.next.Store(end + max(CalibEvery, calibShare*wall))
+	c.cal.next.Store(end + max(CalibEvery, calibShare*own))
 	return end
 }
 

@@ -10,9 +10,17 @@ import (
 type fakeKernel struct {
 	s   *script
 	per int64
+	// preempt and steal are host time the next run spends on the runqueue and
+	// off its vCPU.
+	preempt, steal int64
 }
 
-func (k *fakeKernel) run(n int) { k.s.busy(int64(n) * k.per) }
+func (k *fakeKernel) run(n int) {
+	k.s.busy(int64(n) * k.per)
+	k.s.now += k.preempt + k.steal
+	k.s.rd += k.preempt
+	k.preempt, k.steal = 0, 0
+}
 
 const (
 	testWarm, testRuns, testPasses = 10, 3, 20
@@ -89,6 +97,39 @@ func TestCalibrationBurstIsRemoved(t *testing.T) {
 	}
 }
 
+// A burst the host's scheduler preempted and the hypervisor stole from: its
+// wait is runqueue and the theft steal, each removed once, only its running is
+// the calibration's, and the board's clock does not advance over the burst.
+func TestPreemptedBurstIsRunqueue(t *testing.T) {
+	c, s, k := calibratedOn(t, 200)
+	f := c.CPU().Factor
+	st0 := c.Stats()
+	s.busy(CalibEvery)
+	v := c.Access()
+	k.preempt, k.steal = 300*us, 40*us
+	if end := c.Leave(); end != v {
+		t.Errorf("the access that ran a preempted burst ended at its start%+d ns, want its start", end-v)
+	}
+	st := c.Stats()
+	if d := st.Removed[Runqueue].Ns - st0.Removed[Runqueue].Ns; d != 300*us {
+		t.Errorf("runqueue removed +%d ns, want the burst's 300 µs", d)
+	}
+	if d := st.Removed[Steal].Ns - st0.Removed[Steal].Ns; d != 40*us {
+		t.Errorf("steal removed +%d ns, want the burst's 40 µs", d)
+	}
+	if d := st.Removed[Calibration].Ns - st0.Removed[Calibration].Ns; d != burstWall(200) {
+		t.Errorf("calibration removed +%d ns, want the burst's own %d", d, burstWall(200))
+	}
+	s.busy(100 * us)
+	if got := c.Access(); got != v+scaled(100*us, f) {
+		t.Errorf("virtual = +%d ns after 100 µs of running, want +%d: the burst's running and wait are neither charged nor removed again",
+			got-v, scaled(100*us, f))
+	}
+	if d := c.Stats().RemovedNs() - st.RemovedNs(); d != 0 {
+		t.Errorf("the next gap removed %d ns more, want nothing", d)
+	}
+}
+
 // The factor follows a host whose speed changes, from a low rank of the recent
 // bursts: one slow or fast burst does not move it, a host slower for the whole
 // window does, and the same board work then costs the same board time.
@@ -144,7 +185,7 @@ func TestCalibrationFollowsTheHost(t *testing.T) {
 		t.Errorf("the same board work cost %d ns on the host at half its speed, %d at full speed: want the same within 0.1 %%", got, base)
 	}
 	// The estimate stayed at 200 until fewer than a window's 1/calibRank of its
-	// bursts were fast: after 36 of the 42 bursts.
+	// bursts were fast: after 22 of the 26 bursts.
 	st := c.Stats()
 	if st.HostKernelNs.Min != 200 || st.HostKernelNs.Max != 400 || math.Abs(st.HostKernelNs.Median/200-1) > 0.016 {
 		t.Errorf("host kernel ns over the run %+v, want 200 … ≈200 … 400", st.HostKernelNs)

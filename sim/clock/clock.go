@@ -236,8 +236,8 @@ func (c *Clock) Bound() bool { return c.tid.Load() != 0 }
 // schedFd (-1: none). Call it on that thread.
 func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.UnbindCPU()
-	c.fillCalibration() // before the account starts: its bursts are in no gap
 	c.schedFd.Store(int64(schedFd) + 1)
+	c.fillCalibration() // before the account starts: its bursts are in no gap
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
 	c.base = c.h.sample(c)

@@ -22,15 +22,11 @@ type acctState struct {
 	idle   atomic.Int64 // board ns the CPU thread waited for the hardware
 	models atomic.Uint64
 	modelN atomic.Int64 // host ns of the register model removed
-	calib  atomic.Int64 // host ns of calibration bursts since the last look (calib.go)
-	calibs atomic.Uint64
-	calibN atomic.Int64 // host ns of calibration bursts removed
 }
 
 func (a *acctState) reset() {
 	a.short.Store(0)
 	a.model.Store(0)
-	a.calib.Store(0)
 }
 
 // addTo adds the atomically kept counts to s.
@@ -39,8 +35,6 @@ func (a *acctState) addTo(s *Stats) {
 	s.IdleNs += a.idle.Load()
 	s.Removed[Model].Count += a.models.Load()
 	s.Removed[Model].Ns += a.modelN.Load()
-	s.Removed[Calibration].Count += a.calibs.Load()
-	s.Removed[Calibration].Ns += a.calibN.Load()
 }
 
 // sample is the CPU thread as the kernel counts it.
@@ -138,9 +132,9 @@ func (c *Clock) look(now, prev, gap int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	b := &c.base
-	short, model, calib := c.acct.short.Swap(0), c.acct.model.Swap(0), c.acct.calib.Swap(0)
+	short, model := c.acct.short.Swap(0), c.acct.model.Swap(0)
 	f := c.cpu.factor.Load()
-	on := clamp(s.exec-b.exec-short-model-calib, 0, gap) // on its CPU
+	on := clamp(s.exec-b.exec-short-model, 0, gap) // on its CPU
 	rd := clamp(s.rd-b.rd, 0, gap-on)
 	rest := gap - on - rd                      // asleep, or neither running nor runnable
 	run := max(on-c.cpu.gapOverhead.Load(), 0) // of which the driver's
