@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"cand/config"
 	"cand/internal/mono"
 	"cand/sim/clock"
 )
@@ -14,22 +13,9 @@ import (
 // On the strict rule the virtual Pi's owner thread calibrates itself when it
 // binds: the factor is the board's kernel time over the owner's own estimate.
 func TestPiCalibratesOnTheOwnerThread(t *testing.T) {
-	cfg, err := config.Parse("x.yaml", []byte("controllers:\n  - bitrate: 500000\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pi, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pi.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	pi := piOf(t, "controllers:\n  - bitrate: 500000\n")
 	clk := pi.Clock()
-	if err := clk.BindCPU(); err != nil {
-		t.Skipf("cannot bind the clock: %v", err)
-	}
-	defer clk.UnbindCPU()
+	bindHere(t, clk)
 	st := clk.Stats()
 	est := clk.HostKernelNs()
 	if st.CalibBursts == 0 || est <= 0 || st.Removed[clock.Calibration].Count == 0 {
