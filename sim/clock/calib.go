@@ -22,8 +22,8 @@ import (
 // A burst measures what the one-shot measures (sim/calibrate.go: the fastest of
 // 50 runs of 100 passes, run back to back), against which the board's figure for
 // the kernel is set: the kernel's time with the host's caches and branch
-// predictors trained on it. Right after other code the kernel runs up to twice
-// as slowly for a few hundred passes (docs/boards.md), so a burst first runs
+// predictors trained on it. Right after other code a pass takes up to twice as
+// long for a few hundred passes (docs/boards.md), so a burst first runs
 // Kernel.Warm passes untimed, then times Kernel.Runs runs of Kernel.Passes and
 // keeps the fastest.
 //
@@ -33,7 +33,8 @@ import (
 // advance over it and the chip sees a host stall between two accesses that the
 // clock removes, not a longer transfer. Only its running is counted as
 // calibration: what of it the host's scheduler kept the thread waiting is
-// runqueue, and the hypervisor's is steal, as anywhere else. Its CPU time and run
+// runqueue, the hypervisor's is steal, and a Go runtime park in it costs the
+// board's park, as anywhere else. Its CPU time and run
 // delay are kept out of the next looked-at gap (the look's base moves by them),
 // so it is never charged at the factor either.
 const (
@@ -152,18 +153,23 @@ func (c *Clock) burst(t0 int64) int64 {
 	b.nvcsw += after.nvcsw - before.nvcsw
 	b.sys += after.sys - before.sys
 	// Its running is the calibration's; what the host's scheduler kept it
-	// waiting is runqueue, and the rest steal (or, if it slept, a park of the
-	// burst: the calibration's), as in any gap.
+	// waiting is runqueue, and the rest steal, or if it slept a Go runtime park
+	// (cand's: it costs the board's park, as in a gap).
 	got := c.takeOut(t3, wall)
 	cal := min(own, got)
 	q := min(rq, got-cal)
 	rest := got - cal - q
-	if after.nvcsw != before.nvcsw {
-		cal, rest = cal+rest, 0
-	}
 	c.stats.add(Calibration, cal)
 	c.stats.add(Runqueue, q)
-	c.stats.add(Steal, rest)
+	if after.nvcsw == before.nvcsw {
+		c.stats.add(Steal, rest)
+	} else {
+		cost := scaled(c.cpu.parkHost.Load(), c.cpu.factor.Load())
+		c.off.Add(-cost)
+		c.stats.add(Park, rest)
+		c.stats.Parks++
+		c.stats.ParkNs += cost
+	}
 	c.mu.Unlock()
 	// The share is of the thread's running: a wait in the burst costs it none.
 	end := c.h.now()

@@ -3,6 +3,7 @@ package clock
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // fakeKernel is a calibration kernel on the scripted host: each pass runs the
@@ -10,16 +11,19 @@ import (
 type fakeKernel struct {
 	s   *script
 	per int64
-	// preempt and steal are host time the next run spends on the runqueue and
-	// off its vCPU.
-	preempt, steal int64
+	// preempt, steal and park are host time the next run spends on the
+	// runqueue, off its vCPU and parked by the Go runtime.
+	preempt, steal, park int64
 }
 
 func (k *fakeKernel) run(n int) {
 	k.s.busy(int64(n) * k.per)
-	k.s.now += k.preempt + k.steal
+	k.s.now += k.preempt + k.steal + k.park
 	k.s.rd += k.preempt
-	k.preempt, k.steal = 0, 0
+	if k.park > 0 {
+		k.s.nvcsw++
+	}
+	k.preempt, k.steal, k.park = 0, 0, 0
 }
 
 const (
@@ -127,6 +131,29 @@ func TestPreemptedBurstIsRunqueue(t *testing.T) {
 	}
 	if d := c.Stats().RemovedNs() - st.RemovedNs(); d != 0 {
 		t.Errorf("the next gap removed %d ns more, want nothing", d)
+	}
+}
+
+// A Go runtime park in a burst is cand's: removed as a park, and the board's
+// park charged, as in a gap.
+func TestParkInABurstCostsTheBoardsPark(t *testing.T) {
+	c, s, k := calibratedOn(t, 200)
+	c.SetCPU(CPU{Factor: FactorUnit, BoardKernelNs: testBoardNs, Cores: 4, ParkHostNs: 10 * us})
+	f := c.CPU().Factor
+	st0 := c.Stats()
+	s.busy(CalibEvery)
+	v := c.Access()
+	k.park = 2 * int64(time.Millisecond)
+	if end, want := c.Leave(), v+scaled(10*us, f); end != want {
+		t.Errorf("the access that ran a parked burst ended at its start%+d ns, want +%d: the board's park", end-v, want-v)
+	}
+	st := c.Stats()
+	if st.Removed[Park].Ns-st0.Removed[Park].Ns != 2*int64(time.Millisecond) || st.Parks != st0.Parks+1 || st.ParkNs-st0.ParkNs != scaled(10*us, f) {
+		t.Errorf("park removed +%d ns, %d parks charged %d ns: want 2 ms removed, one park of %d ns",
+			st.Removed[Park].Ns-st0.Removed[Park].Ns, st.Parks-st0.Parks, st.ParkNs-st0.ParkNs, scaled(10*us, f))
+	}
+	if d := st.Removed[Calibration].Ns - st0.Removed[Calibration].Ns; d != burstWall(200) {
+		t.Errorf("calibration removed +%d ns, want the burst's own %d", d, burstWall(200))
 	}
 }
 
