@@ -65,4 +65,9 @@ func TestMetricsSPIClockRange(t *testing.T) {
 	if scaled > 0 && bursts < 1 {
 		t.Errorf("cand_sim_host_stalls_total{category=calibration} = %g with the owner's running charged (%g s): want the owner thread's bursts", bursts, scaled)
 	}
+	if scaled > 0 {
+		if k := s.metric(t, "cand_sim_host_kernel_seconds", nil).Gauge.GetValue(); k <= 0 {
+			t.Errorf("cand_sim_host_kernel_seconds = %g, want the bursts' estimate", k)
+		}
+	}
 }
