@@ -78,14 +78,16 @@ func TestErrorFramesOff(t *testing.T) {
 // busOffRig starts cand with restart_ms and an answering peer, sticks the bus
 // dominant for 200 ms and writes 123#01, so that cand's TEC climbs to bus-off.
 // The bus stays stuck long enough for the frame to be pending in the chip even if
-// the owner thread is slow to load it (busy CI machine), on the default Pi 3
-// (docs/clock.md). busFree waits for the
+// the owner thread is slow to load it (busy CI machine). The board is a Pi 4 at
+// force_turbo: on the strict clock the owner's time counts at the board's speed,
+// and a host hiccup of a few milliseconds would be 200 ms on the default Pi 3 at
+// its idle clocks (docs/clock.md). busFree waits for the
 // end of the stuck bus on the virtual Pi's clock (sim/clock), which runs at its
 // own pace against the host's; Reach, because a time taken with Now could later
 // fall back into the stuck window.
 func busOffRig(t *testing.T, restartMs int) (r *rig, busFree func()) {
 	t.Helper()
-	r = newRigConfig(t).restartMs(restartMs).peer(answerPeer("echo", 1)).start()
+	r = newRigConfig(t).board(config.SimBoardPi4).forceTurbo().restartMs(restartMs).peer(answerPeer("echo", 1)).start()
 	// The bus stays stuck until busFree says otherwise: a fixed window of board time
 	// could end before the owner loads the frame on a loaded host.
 	clk := r.pi.Clock()
