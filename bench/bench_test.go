@@ -59,6 +59,22 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	if s["frames_received"].(float64) == 0 {
 		t.Error("no frame received in 300 ms at 100 % load")
 	}
+	// The factor over the run, from the owner's calibration bursts, where the
+	// clock bound the owner (it charged its running).
+	clk := s["sim_clock"].(map[string]any)
+	if clk["charged_ms"].(map[string]any)["cpu_scaled"].(float64) > 0 {
+		f, _ := clk["cpu_factor_over_run"].(map[string]any)
+		h, _ := clk["host_kernel_ns_over_run"].(map[string]any)
+		if clk["calibration_bursts"].(float64) < 1 || f == nil || h == nil ||
+			!(1 <= f["min"].(float64) && f["min"].(float64) <= f["median"].(float64) && f["median"].(float64) <= f["max"].(float64)) ||
+			!(0 < h["min"].(float64) && h["min"].(float64) <= h["median"].(float64) && h["median"].(float64) <= h["max"].(float64)) {
+			t.Errorf("calibration over the run: %v bursts, factor %v, host kernel ns %v: want bursts and min ≤ median ≤ max",
+				clk["calibration_bursts"], f, h)
+		}
+		if _, ok := clk["removed_ms"].(map[string]any)["calibration"]; !ok {
+			t.Errorf("removed_ms lacks calibration: %v", clk["removed_ms"])
+		}
+	}
 	stages, _ := s["stages"].(map[string]any)
 	for _, name := range []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done"} {
 		st, ok := stages[name].(map[string]any)
@@ -111,7 +127,8 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	var md strings.Builder
 	Markdown(&md, rep)
 	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | pi3 strict |", "| tiny | rx_end_to_end | board |", "| tiny | board_int_low | board |",
-		"| 2 | 50 |", "### Targets", "### Host time taken out of the virtual Pi's time", "| tiny | pi3 strict | "} {
+		"| 2 | 50 |", "### Targets", "### Host time taken out of the virtual Pi's time", "| tiny | pi3 strict | ",
+		"| calibration | longest µs |", "| factor over the run |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
 		}

@@ -105,20 +105,21 @@ func simCPU(s ScenarioResult) string {
 // charged for cand's own work.
 func clockTables(w io.Writer, rep *Report) {
 	tableHead(w, "The virtual Pi's board and clock (sim, sim/clock)",
-		"CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (host kernel ns → board kernel ns: the calibration). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.",
-		"| scenario | board, clock rule | cores | CPU factor | ARM MHz | core MHz | host kernel ns | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |",
-		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		"CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (board kernel ns / host kernel ns now), and its least, median and greatest over the run (it follows the host's speed, from the owner thread's calibration bursts, and the ARM clock). Host kernel ns: once when the board was built, and over the run from the bursts (min … median … max). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.",
+		"| scenario | board, clock rule | cores | CPU factor | factor over the run | ARM MHz | core MHz | host kernel ns at build | host kernel ns over the run | bursts | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, s := range rep.Scenarios {
 		c := s.Clock
-		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n",
-			s.Name, simCPU(s), c.Cores, c.CPUFactor, c.ARMMHz, c.CoreMHz, c.HostKernelNs, c.BoardKernelNs, c.HostHandOffNs/1e3, c.AheadMs, c.ForgivingMs)
+		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %s | %.0f | %.0f | %.0f | %s | %d | %.0f | %.1f | %.1f | %.1f |\n",
+			s.Name, simCPU(s), c.Cores, c.CPUFactor, spread(c.CPUFactorRun, "%.2f"), c.ARMMHz, c.CoreMHz, c.HostKernelNs,
+			spread(c.HostKernelNsRun, "%.0f"), c.CalibrationBursts, c.BoardKernelNs, c.HostHandOffNs/1e3, c.AheadMs, c.ForgivingMs)
 	}
 	fmt.Fprintln(w)
 	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
-		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
-		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
-		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall", "kernel_outlier"}
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md), calibration (strict rule: the owner thread's calibration bursts, the simulator's own time, docs/boards.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | calibration | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall", "kernel_outlier", "calibration"}
 	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
 	for _, s := range rep.Scenarios {
 		c := s.Clock
@@ -133,6 +134,14 @@ func clockTables(w io.Writer, rep *Report) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+}
+
+// spread writes a figure's min … median … max in format f ("–": not recorded).
+func spread(s Spread, f string) string {
+	if s == (Spread{}) {
+		return "–"
+	}
+	return fmt.Sprintf(f+" … "+f+" … "+f, s.Min, s.Median, s.Max)
 }
 
 // tableHead writes a section's title and note, and a table's header and

@@ -332,7 +332,10 @@ func clockOf(pi *sim.Pi) ClockResult {
 		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
 		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs)},
 		Parks:     cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
-		AheadMs: ms(pi.Clock().Ahead())}
+		AheadMs:           ms(pi.Clock().Ahead()),
+		CPUFactorRun:      Spread(cs.Factor),
+		HostKernelNsRun:   Spread(cs.HostKernelNs),
+		CalibrationBursts: cs.CalibBursts}
 	if b.Host.KernelNs > 0 {
 		r.BoardKernelNs = b.KernelNs(arm)
 	}

@@ -78,13 +78,23 @@ type ClockResult struct {
 	CPUFactor float64 `json:"cpu_factor"`
 	ARMMHz    float64 `json:"arm_mhz"`
 	CoreMHz   float64 `json:"core_mhz"`
-	// The calibration: the kernel's time on this host and on the board at that
-	// ARM clock, and the host's park-and-hand-back of a locked thread.
+	// CPUFactorRun is the factor over the run (min, median, max after each
+	// calibration burst: it follows the host's speed and the ARM clock).
+	CPUFactorRun Spread `json:"cpu_factor_over_run"`
+	// The calibration: the kernel's time on this host when the board was built
+	// (one shot) and on the board at that ARM clock, and the host's
+	// park-and-hand-back of a locked thread.
 	HostKernelNs  float64 `json:"host_kernel_ns"`
 	BoardKernelNs float64 `json:"board_kernel_ns"`
 	HostHandOffNs float64 `json:"host_handoff_ns"`
+	// HostKernelNsRun is the kernel's time on this host over the run as the
+	// owner thread's calibration bursts estimated it (CalibrationBursts of them;
+	// sim/clock calib.go).
+	HostKernelNsRun   Spread `json:"host_kernel_ns_over_run"`
+	CalibrationBursts uint64 `json:"calibration_bursts"`
 	// RemovedMs and Removals: host time taken out of the board's, by category
-	// (runqueue, steal, park, wake_up, bus_late, register_model, stall).
+	// (runqueue, steal, park, wake_up, bus_late, register_model, stall,
+	// kernel_outlier, calibration).
 	RemovedMs    map[string]float64 `json:"removed_ms"`
 	Removals     map[string]uint64  `json:"removals"`
 	RemovedMaxUs float64            `json:"removed_max_us"`
@@ -100,6 +110,13 @@ type ClockResult struct {
 	// ForgivingMs is what the forgiving dedicated rule would have removed from
 	// the same gaps (strict rule; an indication).
 	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
+}
+
+// Spread is a figure's least, median and greatest over a run.
+type Spread struct {
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
 }
 
 // Stage clocks: what a latency distribution was measured in.

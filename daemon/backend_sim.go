@@ -80,7 +80,7 @@ func (b *simBackend) observe(r *metrics.Registry) {
 func simClockMetrics(pi *sim.Pi) metrics.SimClock {
 	s := pi.Clock().Stats()
 	arm, core := pi.Clocks()
-	m := metrics.SimClock{Board: string(pi.Board().Name), Rule: string(pi.Rule()), Factor: pi.Factor(),
+	m := metrics.SimClock{Board: string(pi.Board().Name), Rule: string(pi.Rule()), Factor: pi.Factor(), HostKernelNs: pi.Clock().HostKernelNs(),
 		CoreClockHz: float64(core), ARMClockHz: float64(arm)}
 	for c := clock.Category(0); c < clock.NumCategories; c++ {
 		thread := "cpu"
@@ -128,7 +128,7 @@ func (b *simBackend) bindOwner() {
 	arm, core := b.pi.Clocks()
 	b.log.Info("virtual Pi: the owner thread plays the board's CPU; only the host's runqueue, steal and slow wake-ups leave the board's time (cand_sim_host_stall_seconds_total)",
 		"board", bd.Name, "model", bd.Model, "cpu_factor", b.pi.Factor(), "arm_hz", arm, "core_hz", core,
-		"host_kernel_ns", bd.Host.KernelNs, "host_handoff_ns", bd.Host.HandOffNs)
+		"host_kernel_ns", clk.HostKernelNs(), "host_kernel_ns_at_build", bd.Host.KernelNs, "host_handoff_ns", bd.Host.HandOffNs)
 }
 
 // report returns the board to host time and logs what the clock did to its time.
@@ -141,6 +141,11 @@ func (b *simBackend) report() {
 	}
 	args := []any{"rule", s.Rule.String(), "removed_ms", s.RemovedNs() / 1e6, "longest_us", s.MaxRemovalNs / 1e3,
 		"charged_ms", s.ChargedNs() / 1e6, "ahead_ms", clk.Ahead() / 1e6}
+	if s.CalibBursts > 0 {
+		args = append(args, "calibration_bursts", s.CalibBursts,
+			"cpu_factor_min", s.Factor.Min, "cpu_factor_median", s.Factor.Median, "cpu_factor_max", s.Factor.Max,
+			"host_kernel_ns_min", s.HostKernelNs.Min, "host_kernel_ns_median", s.HostKernelNs.Median, "host_kernel_ns_max", s.HostKernelNs.Max)
+	}
 	for c := clock.Category(0); c < clock.NumCategories; c++ {
 		if r := s.Removed[c]; r.Count > 0 {
 			args = append(args, c.String()+"_ms", r.Ns/1e6)

@@ -57,4 +57,17 @@ func TestMetricsSPIClockRange(t *testing.T) {
 		t.Errorf("cand_sim_cpu_factor = %g, want at least 1", f)
 	}
 	s.metric(t, "cand_sim_host_stall_seconds_total", map[string]string{"category": "runqueue", "thread": "cpu"})
+	// The owner thread's calibration bursts: it calibrated when it bound the clock
+	// (if it could: not without /proc, e.g. under some emulators, where the
+	// board stays on host time and charges nothing).
+	bursts := s.metric(t, "cand_sim_host_stalls_total", map[string]string{"category": "calibration", "thread": "cpu"}).Counter.GetValue()
+	scaled := s.metric(t, "cand_sim_board_charged_seconds_total", map[string]string{"kind": "cpu_scaled"}).Counter.GetValue()
+	if scaled > 0 && bursts < 1 {
+		t.Errorf("cand_sim_host_stalls_total{category=calibration} = %g with the owner's running charged (%g s): want the owner thread's bursts", bursts, scaled)
+	}
+	if scaled > 0 {
+		if k := s.metric(t, "cand_sim_host_kernel_seconds", nil).Gauge.GetValue(); k <= 0 {
+			t.Errorf("cand_sim_host_kernel_seconds = %g, want the bursts' estimate", k)
+		}
+	}
 }

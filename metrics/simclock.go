@@ -15,6 +15,9 @@ type SimClock struct {
 	Charged []SimCharge
 	// Factor is board ns per host ns of the owner thread's own running.
 	Factor float64
+	// HostKernelNs is the host's time for one pass of the calibration kernel as
+	// the owner's calibration bursts estimate it now (0: none, not exported).
+	HostKernelNs float64
 	// CoreClockHz and ARMClockHz are the board's clocks now.
 	CoreClockHz, ARMClockHz float64
 }
@@ -35,7 +38,7 @@ type SimCharge struct {
 
 var (
 	simStallsDesc = prometheus.NewDesc("cand_sim_host_stalls_total",
-		"Virtual Pi only: host stalls taken out of the board's time (sim/clock), by thread (cpu: the owner thread, bus: the simulated bus thread) and category: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park beyond the board's cost of one), wake_up (a wake-up beyond the board's), register_model (the register model's host time beyond the board's access time), bus_late (the bus thread woken more than 100us late), stall (the forgiving dedicated rule: any gap without a wait).",
+		"Virtual Pi only: host stalls taken out of the board's time (sim/clock), by thread (cpu: the owner thread, bus: the simulated bus thread) and category: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park beyond the board's cost of one), wake_up (a wake-up beyond the board's), register_model (the register model's host time beyond the board's access time), bus_late (the bus thread woken more than 100us late), stall (the forgiving dedicated rule: any gap without a wait), kernel_outlier (a system call's CPU time far beyond the median gap's), calibration (the strict rule's calibration bursts on the owner thread: the simulator's own time).",
 		[]string{"thread", "category"}, nil)
 	simStallSecondsDesc = prometheus.NewDesc("cand_sim_host_stall_seconds_total",
 		"Virtual Pi only: host time taken out of the board's time, by thread and category (see cand_sim_host_stalls_total).",
@@ -49,6 +52,9 @@ var (
 	simFactorDesc = prometheus.NewDesc("cand_sim_cpu_factor",
 		"Virtual Pi only: board time per host time of the owner thread's own running, at the board's CPU clock now.",
 		nil, nil)
+	simHostKernelDesc = prometheus.NewDesc("cand_sim_host_kernel_seconds",
+		"Virtual Pi only (strict rule): the host's time for one pass of the calibration kernel as the owner thread's calibration bursts estimate it now; cand_sim_cpu_factor is the board's time for a pass over it.",
+		nil, nil)
 	simClockHzDesc = prometheus.NewDesc("cand_sim_clock_hz",
 		"Virtual Pi only: the board's clocks now, as its firmware scales them (clock: core, arm).",
 		[]string{"clock"}, nil)
@@ -57,7 +63,7 @@ var (
 type simClockCollector struct{ read func() SimClock }
 
 func (c simClockCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{simStallsDesc, simStallSecondsDesc, simChargedDesc, simBoardDesc, simFactorDesc, simClockHzDesc} {
+	for _, d := range []*prometheus.Desc{simStallsDesc, simStallSecondsDesc, simChargedDesc, simBoardDesc, simFactorDesc, simHostKernelDesc, simClockHzDesc} {
 		ch <- d
 	}
 }
@@ -73,6 +79,9 @@ func (c simClockCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(simBoardDesc, prometheus.GaugeValue, 1, s.Board, s.Rule)
 	ch <- prometheus.MustNewConstMetric(simFactorDesc, prometheus.GaugeValue, s.Factor)
+	if s.HostKernelNs > 0 {
+		ch <- prometheus.MustNewConstMetric(simHostKernelDesc, prometheus.GaugeValue, s.HostKernelNs/1e9)
+	}
 	ch <- prometheus.MustNewConstMetric(simClockHzDesc, prometheus.GaugeValue, s.CoreClockHz, "core")
 	ch <- prometheus.MustNewConstMetric(simClockHzDesc, prometheus.GaugeValue, s.ARMClockHz, "arm")
 }

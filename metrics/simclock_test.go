@@ -12,7 +12,7 @@ func TestSimClockExposition(t *testing.T) {
 	n := uint64(0)
 	r.AddSimClock(func() SimClock {
 		n++
-		return SimClock{Board: "pi3", Rule: "strict", Factor: 12.5, CoreClockHz: 250e6, ARMClockHz: 600e6,
+		return SimClock{Board: "pi3", Rule: "strict", Factor: 12.5, HostKernelNs: 250, CoreClockHz: 250e6, ARMClockHz: 600e6,
 			Removed: []SimRemoval{{Thread: "cpu", Category: "runqueue", Count: n, Ns: 1_500_000}, {Thread: "bus", Category: "bus_late", Count: 2, Ns: 250_000}},
 			Charged: []SimCharge{{Kind: "cpu_scaled", Ns: 3_000_000_000}}}
 	})
@@ -26,6 +26,7 @@ func TestSimClockExposition(t *testing.T) {
 		`cand_sim_board_charged_seconds_total{kind="cpu_scaled"} 3`,
 		`cand_sim_board_info{board="pi3",rule="strict"} 1`,
 		`cand_sim_cpu_factor 12.5`,
+		`cand_sim_host_kernel_seconds 2.5e-07`,
 		`cand_sim_clock_hz{clock="core"} 2.5e+08`,
 		`cand_sim_clock_hz{clock="arm"} 6e+08`,
 	} {

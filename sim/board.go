@@ -112,7 +112,7 @@ func (b Board) AccessNs(coreHz uint32) int64 { return accessCycles * 1e9 / int64
 
 // clockCPU is the board's CPU for sim/clock at the given clocks.
 func (b Board) clockCPU(armHz, coreHz uint32) clock.CPU {
-	return clock.CPU{Factor: int64(b.Factor(armHz) * clock.FactorUnit), AccessNs: b.AccessNs(coreHz),
+	return clock.CPU{Factor: int64(b.Factor(armHz) * clock.FactorUnit), BoardKernelNs: int64(b.KernelNs(armHz)), AccessNs: b.AccessNs(coreHz),
 		ParkHostNs: int64(b.Host.HandOffNs), WakeHostNs: int64(2 * b.Host.HandOffNs), Cores: b.Cores,
 		GapOverheadNs: int64(b.Host.GapOverheadNs)}
 }

@@ -59,7 +59,7 @@ func TestBoardFactor(t *testing.T) {
 	}
 	cpu := b.clockCPU(600_000_000, 250_000_000)
 	if cpu.AccessNs != 248 || cpu.ParkHostNs != 5000 || cpu.WakeHostNs != 10000 || cpu.GapOverheadNs != 30 || cpu.Cores != 4 ||
-		cpu.Factor != int64(b.Factor(600_000_000)*clock.FactorUnit) {
+		cpu.Factor != int64(b.Factor(600_000_000)*clock.FactorUnit) || cpu.BoardKernelNs != int64(b.KernelNs(600_000_000)) {
 		t.Errorf("clock CPU %+v", cpu)
 	}
 	if f := (Board{}).Factor(1e9); f != 1 {

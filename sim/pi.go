@@ -9,8 +9,9 @@
 // The board it plays (hardware.sim_board, board.go) sets the SoC, the cores, the
 // clocks as the board's firmware scales them (governor.go) and how much slower
 // than this host the board's CPU runs the driver's code, calibrated when the
-// board is built (calibrate.go); under the strict clock rule (sim/clock) the
-// driver's time is charged at that speed (cpu.go). docs/boards.md gives the
+// board is built (calibrate.go) and again, continuously, on the owner thread
+// while it runs (sim/clock, calib.go); under the strict clock rule the driver's
+// time is charged at that speed (cpu.go). docs/boards.md gives the
 // figures and their sources.
 package sim
 
@@ -88,6 +89,7 @@ func New(cfg *config.Config) (*Pi, error) {
 	}
 	p := &Pi{board: board, rule: rule, clk: clk, soc: soc.NewOn(board.CoreMaxHz, board.SoC, clk)}
 	if rule == config.SimCPUStrict {
+		clk.SetKernel(newBurstKernel())
 		p.gov = newGovernor(board, clk, p.soc)
 	}
 	for i := range cfg.Controllers {

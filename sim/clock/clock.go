@@ -74,6 +74,8 @@
 //   - cpu.go: the board's CPU as the strict rule charges it (factor, costs, cores);
 //   - strict.go and dedicated.go: the two rules' register-access sides;
 //   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
+//   - calib.go: the strict rule's continuous calibration of the factor against
+//     the host's speed, and spread.go its figures over a run;
 //   - stats.go: what was removed and charged, by category;
 //   - proc.go: what the clock reads of the host: its time, the threads' CPU time,
 //     run delay and context switches, and the look at the bound CPU thread
@@ -81,6 +83,7 @@
 package clock
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,8 +160,9 @@ type Clock struct {
 	waitSeen atomic.Int64 // host time of the last look that saw it waiting
 	rule     atomic.Uint32
 
-	cpu   cpuState  // the board's CPU (cpu.go)
-	acct  acctState // the strict rule's running account (strict.go)
+	cpu   cpuState   // the board's CPU (cpu.go)
+	acct  acctState  // the strict rule's running account (strict.go)
+	cal   calibState // the strict rule's continuous calibration (calib.go)
 	buses busThreads
 
 	h host
@@ -174,6 +178,7 @@ type Clock struct {
 func New() *Clock {
 	c := &Clock{h: realHost()}
 	c.cpu.init()
+	c.cal.next.Store(math.MaxInt64)
 	return c
 }
 
@@ -220,6 +225,7 @@ func (c *Clock) Stats() Stats {
 	c.mu.Unlock()
 	s.Rule = c.Rule()
 	c.acct.addTo(&s)
+	c.calibTo(&s)
 	return s
 }
 
@@ -231,6 +237,7 @@ func (c *Clock) Bound() bool { return c.tid.Load() != 0 }
 func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.UnbindCPU()
 	c.schedFd.Store(int64(schedFd) + 1)
+	c.fillCalibration() // before the account starts: its bursts are in no gap
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
 	c.base = c.h.sample(c)

@@ -11,7 +11,13 @@ const FactorUnit = 1024
 type CPU struct {
 	// Factor is how many board ns one host ns of the CPU thread's own running
 	// time stands for, in FactorUnits (2048: the board takes twice as long).
+	// With BoardKernelNs and a Kernel (calib.go) it is the factor only until the
+	// first calibration burst.
 	Factor int64
+	// BoardKernelNs is the board's time for one pass of the calibration kernel
+	// at its ARM clock now (0: Factor stays as set). With a Kernel the factor is
+	// BoardKernelNs over the host's recent time for a pass (calib.go).
+	BoardKernelNs int64
 	// AccessNs is the board time of one register access.
 	AccessNs int64
 	// ParkHostNs is what a Go runtime park of a locked thread and its hand-back
@@ -43,6 +49,8 @@ func (s *cpuState) init() {
 // SetCPU sets the board's CPU for the strict rule.
 func (c *Clock) SetCPU(p CPU) {
 	c.SetFactor(p.Factor)
+	c.cal.board.Store(max(p.BoardKernelNs, 0))
+	c.followHost()
 	c.SetAccessNs(p.AccessNs)
 	c.cpu.parkHost.Store(max(p.ParkHostNs, 0))
 	c.cpu.wakeHost.Store(max(p.WakeHostNs, 0))
@@ -59,7 +67,7 @@ func (c *Clock) SetAccessNs(ns int64) { c.cpu.accessNs.Store(max(ns, 0)) }
 
 // CPU returns the board's CPU as set now.
 func (c *Clock) CPU() CPU {
-	return CPU{Factor: c.cpu.factor.Load(), AccessNs: c.cpu.accessNs.Load(), ParkHostNs: c.cpu.parkHost.Load(),
+	return CPU{Factor: c.cpu.factor.Load(), BoardKernelNs: c.cal.board.Load(), AccessNs: c.cpu.accessNs.Load(), ParkHostNs: c.cpu.parkHost.Load(),
 		WakeHostNs: c.cpu.wakeHost.Load(), Cores: int(c.cpu.cores.Load()), GapOverheadNs: c.cpu.gapOverhead.Load()}
 }
 

@@ -25,10 +25,13 @@ const (
 	// KernelOutlier: the strict rule's removal of a system call's CPU time far
 	// beyond the median gap's (outlier.go): the hypervisor's.
 	KernelOutlier
+	// Calibration: the strict rule's calibration bursts on the CPU thread
+	// (calib.go): the simulator's own time.
+	Calibration
 	NumCategories
 )
 
-var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall", "kernel_outlier"}
+var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall", "kernel_outlier", "calibration"}
 
 // String is the category's name in metrics and reports.
 func (c Category) String() string {
@@ -67,6 +70,12 @@ type Stats struct {
 	// ForgivingNs is what the dedicated rule would have removed from the same gaps
 	// (an indication: under it the gaps themselves would differ).
 	ForgivingNs int64
+
+	// Strict rule with a Kernel (calib.go): the calibration bursts run, and the
+	// host's time for one pass of the kernel (ns) and the factor (board ns per
+	// host ns) as they moved over the run, after each burst.
+	CalibBursts          uint64
+	HostKernelNs, Factor Spread
 }
 
 // RemovedNs is the total host time removed.

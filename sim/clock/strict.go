@@ -87,8 +87,9 @@ func (c *Clock) Leave() int64 {
 	} else {
 		c.off.Add(d)
 	}
-	// The gap to the next access starts here, after the clock's own work.
-	end := c.h.now()
+	// The gap to the next access starts here, after the clock's own work and a
+	// calibration burst if one is due (calib.go).
+	end := c.calibrate(c.h.now())
 	c.lastAcc.Store(end)
 	return end - c.off.Load()
 }
