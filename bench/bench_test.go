@@ -211,3 +211,34 @@ func TestZeroLossTarget(t *testing.T) {
 		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The heartbeat target judges every 1 Mbit/s scenario under load that measured the
+// heartbeat, and the TX latency target the tx-share workload's socket-to-RTS p99
+// against two of its frames' own times on the wire.
+func TestHeartbeatAndTXTargets(t *testing.T) {
+	fresh, stale := 12.5, 61.0
+	full := ScenarioResult{Name: "full", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &fresh}
+	old := ScenarioResult{Name: "old", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &stale}
+	unmeasured := ScenarioResult{Name: "unmeasured", Bitrate: 1_000_000, LoadPercent: 100}
+	share := ScenarioResult{Name: "tx-share-1M", Bitrate: 1_000_000, HeartbeatMaxMs: &fresh,
+		Traffic: Traffic{Workload: "tx-share", BitsPerFrame: 120}, Stages: map[string]Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240}}}
+	slow := share
+	slow.Name, slow.Stages = "slow", map[string]Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240.5}}
+	var got []string
+	for _, tg := range Targets(&Report{Scenarios: []ScenarioResult{full, old, unmeasured, share, slow}}) {
+		if strings.HasPrefix(tg.Goal, "owner heartbeat") || strings.HasPrefix(tg.Goal, "TX socket") {
+			got = append(got, fmt.Sprintf("%s: %s: %v", tg.Goal, tg.Measured, tg.Met))
+		}
+	}
+	want := []string{
+		"owner heartbeat never older than 50 ms under load (full, host time): oldest 12.5 ms: true",
+		"owner heartbeat never older than 50 ms under load (old, host time): oldest 61.0 ms: false",
+		"TX socket → RTS p99 ≤ 2 frame times under RX load (tx-share-1M, board clock): p99 240.0 µs, limit 240.0 µs (120 bits a frame): true",
+		"owner heartbeat never older than 50 ms under load (tx-share-1M, host time): oldest 12.5 ms: true",
+		"TX socket → RTS p99 ≤ 2 frame times under RX load (slow, board clock): p99 240.5 µs, limit 240.0 µs (120 bits a frame): false",
+		"owner heartbeat never older than 50 ms under load (slow, host time): oldest 12.5 ms: true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -174,7 +174,8 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	busy.tid, busy.err = spy.wait(2 * time.Second)
 	chip := pi.Node(0).Chip
 	arb0 := chip.Stats().ArbLost
-	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin() }, func() { w.stop(); busy.end() })
+	hb := heartbeatWatch{age: h.d.Owner.HeartbeatAge}
+	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin(); hb.begin() }, func() { w.stop(); busy.end(); res.HeartbeatMaxMs = hb.end() })
 	w.end()
 	deltas := pw.deltas()
 	res.TXArbLost = chip.Stats().ArbLost - arb0

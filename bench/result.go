@@ -42,6 +42,10 @@ type ScenarioResult struct {
 	// the strict rule can run well ahead of or behind the host's.
 	DurationS float64 `json:"duration_s"`
 	BoardS    float64 `json:"board_s"`
+	// HeartbeatMaxMs is the oldest the owner thread's heartbeat got over the
+	// window, in host time (what systemd's watchdog sees), sampled every ms; nil
+	// if not measured.
+	HeartbeatMaxMs *float64 `json:"owner_heartbeat_max_ms,omitempty"`
 	// RXFigures: the scenario's receive figures (the sums of its controllers'
 	// when it has more than one).
 	RXFigures
