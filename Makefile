@@ -41,7 +41,7 @@ help:
 	@echo "make check        fmt and vet"
 	@echo "make fmt          fail if gofmt would change a tracked Go file"
 	@echo "make vet          go vet ./..."
-	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~15 min): table, JSON, SVG in $(BUILD)/bench"
+	@echo "make bench        pipeline + SPI engine benchmark on the virtual Pi (~25 min): table, JSON, SVG in $(BUILD)/bench"
 	@echo "make bench-quick  the same with short scenarios (a few minutes)"
 	@echo "make bench-check  bench-quick compared with bench/baseline.json: fails naming every scenario that got worse"
 	@echo "make fuzz         every fuzz target for FUZZTIME=$(FUZZTIME) each, one after another, with a report"
