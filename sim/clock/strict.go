@@ -134,7 +134,8 @@ func (c *Clock) look(now, prev, gap int64) {
 	b := &c.base
 	short, model := c.acct.short.Swap(0), c.acct.model.Swap(0)
 	f := c.cpu.factor.Load()
-	on := clamp(s.exec-b.exec-short-model, 0, gap) // on its CPU
+	raw := s.exec - b.exec - short - model
+	on := clamp(raw, 0, gap) // on its CPU
 	rd := clamp(s.rd-b.rd, 0, gap-on)
 	rest := gap - on - rd                      // asleep, or neither running nor runnable
 	run := max(on-c.cpu.gapOverhead.Load(), 0) // of which the driver's
@@ -147,22 +148,26 @@ func (c *Clock) look(now, prev, gap int64) {
 	s.others, s.othersAt = b.others, b.othersAt
 	*b = s
 
+	outlier := int64(0)
 	if !slept {
 		// Of its running, what a system call took far beyond the median gap is
 		// the host's (outlier.go).
 		if x := min(c.outlier(on, syscalls), run); x > 0 {
 			c.stats.add(KernelOutlier, x)
-			on, run = on-x, run-x
+			on, run, outlier = on-x, run-x, x
 		}
 	}
 	board := scaled(run, f) + on - run
 	c.acct.scaled.Add(scaled(run, f) - run)
 	c.stats.add(Runqueue, rd)
 	free := int64(0) // of rest, the wait for the hardware
+	kind := byte('p')
 	switch {
 	case !slept:
+		kind = 's'
 		c.stats.add(Steal, rest)
 	case woke:
+		kind = 'w'
 		// It waited until an INT edge (or a look that found it runnable)
 		// woke it: the wait is the board's time; the wake-up path until it ran
 		// costs the board's wake-up instead of the host's.
@@ -174,6 +179,7 @@ func (c *Clock) look(now, prev, gap int64) {
 		c.stats.Wakes++
 		c.stats.WakeNs += cost
 	case waited:
+		kind = 'h'
 		free = rest
 		board += rest
 	default:
@@ -198,10 +204,14 @@ func (c *Clock) look(now, prev, gap int64) {
 		}
 	}
 	c.stats.ForgivingNs += c.forgiving(now, prev, gap, woke, waited)
+	got := int64(0)
 	if d := board - gap; d >= 0 {
 		c.off.Add(-d)
-	} else if got := c.remove(now, -d, slept); got < -d {
+	} else if got = c.remove(now, -d, slept); got < -d {
 		c.stats.FloorKeptNs += -d - got
+	}
+	if c.trace != nil {
+		c.record(GapRecord{At: now, Gap: gap, Short: short, Model: model, On: on, Outlier: outlier, RunQ: rd, Rest: rest, Unmatched: max(-raw, 0), Kind: kind, Board: board, Removed: got})
 	}
 }
 
