@@ -173,7 +173,7 @@ type Clock struct {
 	base  sample     // the CPU thread at the strict rule's last look
 	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
 	stats Stats
-	trace *traceRing // the strict rule's per-gap trace (trace.go; nil: off)
+	trace atomic.Pointer[traceRing] // the strict rule's per-gap trace (trace.go; nil: off)
 }
 
 // New returns an unbound clock on the strict rule: host time.

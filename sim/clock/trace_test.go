@@ -25,7 +25,7 @@ func TestGapTraceRecordsTheSplit(t *testing.T) {
 	}
 	for i, r := range tr {
 		on := int64(31+i) * us
-		want := GapRecord{At: r.At, Gap: on + 50*us, On: on, Rest: 50 * us, Kind: 's', Board: 2 * on, Removed: 50*us - on}
+		want := GapRecord{At: r.At, Virt: r.Virt, Gap: on + 50*us, On: on, Rest: 50 * us, Kind: 's', Board: 2 * on, Removed: 50*us - on}
 		if r != want {
 			t.Errorf("record %d = %+v, want %+v", i, r, want)
 		}
