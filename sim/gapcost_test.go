@@ -14,8 +14,9 @@ import (
 // read makes): the calibrated gap overhead is the rest of that code's host time.
 // Each round calibrates and then times the board's view as the calibration does
 // (the fastest of its runs); the test takes the median of the rounds' charges,
-// so that the host's load is in neither figure. The gate that the calibration
-// once missed was 5 to 7 ns of such a charge.
+// so that the host's load is in neither figure. The medians spread by about
+// ±1.5 ns; 3 ns is below the bus-stall gate's share of the gap where the host
+// is slow (docs/boards.md).
 func TestSimulatorOnlyGapChargesNothing(t *testing.T) {
 	pi := piOf(t, "hardware:\n  sim_board: pi4\n  sim_force_turbo: true\ncontrollers:\n  - bitrate: 1000000\n")
 	clk := pi.Clock()
@@ -44,9 +45,9 @@ func TestSimulatorOnlyGapChargesNothing(t *testing.T) {
 	for _, a := range []*[rounds]float64{&charged, &gaps, &overheads, &bares} {
 		slices.Sort(a[:])
 	}
-	t.Logf("excess %.2f gap %.1f ovh %.1f bare %.2f", charged[m], gaps[m], overheads[m], bares[m])
-	if charged[m] > 2 {
-		t.Errorf("a gap of simulator code only (%.1f host ns) is charged %.1f ns beyond a real board's read (%.1f ns) as the driver's (overhead %.1f ns): want at most 2 ns (medians of %d paired runs)",
+	t.Logf("medians: charged beyond a real read %.2f ns, gap %.1f ns, overhead %.1f ns, real read %.2f ns", charged[m], gaps[m], overheads[m], bares[m])
+	if charged[m] > 3 {
+		t.Errorf("a gap of simulator code only (%.1f host ns) is charged %.1f ns beyond a real board's read (%.1f ns) as the driver's (overhead %.1f ns): want at most 3 ns (medians of %d paired runs)",
 			gaps[m], charged[m], bares[m], overheads[m], rounds)
 	}
 }
