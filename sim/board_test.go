@@ -74,3 +74,21 @@ func TestCalibrate(t *testing.T) {
 		t.Errorf("calibration %+v", c)
 	}
 }
+
+// The wake-up's cost is two hand-offs less the woken owner's own part of the
+// second (its sleep and return, charged from its CPU time), never below one.
+func TestWakeUpCostLeavesTheOwnersPart(t *testing.T) {
+	p, _ := ProfileOf(config.SimBoardPi4)
+	for _, c := range []struct {
+		handOff, woken float64
+		want           int64
+	}{{5000, 0, 10000}, {5000, 1500, 8500}, {5000, 6000, 5000}} {
+		b, err := newBoard(p, &config.Hardware{}, Calibration{KernelNs: 200, HandOffNs: c.handOff, WokenNs: c.woken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.clockCPU(b.ARMMaxHz, b.CoreMaxHz).WakeHostNs; got != c.want {
+			t.Errorf("hand-off %.0f ns, woken %.0f ns: wake-up %d host ns, want %d", c.handOff, c.woken, got, c.want)
+		}
+	}
+}

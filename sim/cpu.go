@@ -3,7 +3,20 @@ package sim
 import (
 	"cand/hw/bcm2835"
 	"cand/sim/clock"
+	"cand/sim/soc"
 )
+
+// boardView is register block r as the driver reaches it on the virtual Pi:
+// behind the peripheral bus (stall) and, under the strict rule (gov set), the
+// board's CPU (cpuRegs). The calibration of the gap overhead (calibrate.go) times
+// the same view, so that all of the simulator's code between two accesses is in
+// the overhead and none of it is charged as the driver's.
+func boardView(stall *soc.BusStall, r bcm2835.Regs, clk *clock.Clock, gov *governor) bcm2835.Regs {
+	if gov != nil {
+		r = cpuRegs{r: r, clk: clk, gov: gov}
+	}
+	return stall.Gate(r)
+}
 
 // cpuRegs is a register block as the board's CPU reaches it under the strict
 // rule: every access ends with the clock's Leave, which charges the board's

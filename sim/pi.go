@@ -151,21 +151,15 @@ func csPin(cs pinout.ChipSelect) (int, error) {
 	return cs.Pin(), nil
 }
 
-// SPI0 is the SPI0 register block, as the board's CPU reaches it (cpu.go), behind the peripheral bus (BusStall).
-func (p *Pi) SPI0() bcm2835.Regs { return p.stall.Gate(p.cpuView(p.soc.SPI0())) }
+// SPI0 is the SPI0 register block, as the board's CPU reaches it (boardView).
+func (p *Pi) SPI0() bcm2835.Regs { return boardView(&p.stall, p.soc.SPI0(), p.clk, p.gov) }
 
-// GPIO is the GPIO register block, as the board's CPU reaches it (cpu.go), behind the peripheral bus (BusStall).
-func (p *Pi) GPIO() bcm2835.Regs { return p.stall.Gate(p.cpuView(p.soc.GPIO())) }
+// GPIO is the GPIO register block, as the board's CPU reaches it (boardView).
+func (p *Pi) GPIO() bcm2835.Regs { return boardView(&p.stall, p.soc.GPIO(), p.clk, p.gov) }
 
 // BusStall is the fault of the peripheral bus that SPI0 and GPIO are reached
 // through: stalled, the owner thread's next register access never returns.
 func (p *Pi) BusStall() *soc.BusStall { return &p.stall }
-func (p *Pi) cpuView(r bcm2835.Regs) bcm2835.Regs {
-	if p.gov == nil {
-		return r
-	}
-	return cpuRegs{r: r, clk: p.clk, gov: p.gov}
-}
 
 // Board is the board the virtual Pi plays, with this host's calibration.
 func (p *Pi) Board() Board { return p.board }

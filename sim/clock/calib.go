@@ -121,7 +121,8 @@ func (c *Clock) calibrate(now int64) int64 {
 
 // burst times the kernel, updates the estimate and the factor, and takes the
 // burst's host time since t0 out of the board's clock. It returns the host time
-// at its end. CPU thread, with the burst claimed.
+// its removal ends at, where the next gap starts. CPU thread, with the burst
+// claimed.
 func (c *Clock) burst(t0 int64) int64 {
 	before := c.h.sample(c)
 	k := &c.cal.kernel
@@ -173,8 +174,12 @@ func (c *Clock) burst(t0 int64) int64 {
 	c.mu.Unlock()
 	// The share is of the thread's running: a wait in the burst costs it none.
 	end := c.h.now()
+	c.traceBurst(end, wall, got, end-t3)
 	c.cal.next.Store(end + max(CalibEvery, calibShare*own))
-	return end
+	// The next gap starts at t3, where the burst's removal ends: the wait for
+	// the lock and the bookkeeping since are in it, and a look finds a
+	// preemption there.
+	return t3
 }
 
 // followHost sets the factor from the board's time for a pass and the host's

@@ -77,6 +77,7 @@
 //   - calib.go: the strict rule's continuous calibration of the factor against
 //     the host's speed, and spread.go its figures over a run;
 //   - stats.go: what was removed and charged, by category;
+//   - trace.go: a per-gap trace of the strict rule's looks, off by default;
 //   - proc.go: what the clock reads of the host: its time, the threads' CPU time,
 //     run delay and context switches, and the look at the bound CPU thread
 //     through /proc/self/task/TID/stat and .../syscall (BindCPU opens them).
@@ -172,6 +173,7 @@ type Clock struct {
 	base  sample     // the CPU thread at the strict rule's last look
 	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
 	stats Stats
+	trace atomic.Pointer[traceRing] // the strict rule's per-gap trace (trace.go; nil: off)
 }
 
 // New returns an unbound clock on the strict rule: host time.

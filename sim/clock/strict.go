@@ -72,24 +72,36 @@ func (c *Clock) Leave() int64 {
 		return now - c.off.Load()
 	}
 	in := now - c.accAt.Load()
+	short, model := int64(0), int64(0) // for the trace: the account the rebase drops
+	own := int64(0)                    // for the trace: the rebase's host time
 	if in > LookGap {
+		short, model = c.acct.short.Load(), c.acct.model.Load()
 		// Preempted or waiting for a model's lock: rebase the account, so that
 		// this access's runqueue time is not taken out of the next gap as well.
 		c.rebase(now)
+		own = c.h.now() - now
 	} else {
 		c.acct.model.Add(in)
 	}
 	if d := in - c.cpu.accessNs.Load(); d > 0 {
-		if got := c.takeOut(now, d); got > 0 {
+		got := c.takeOut(now, d)
+		if got > 0 {
 			c.acct.models.Add(1)
 			c.acct.modelN.Add(got)
+		}
+		if in > LookGap {
+			c.traceAccess(now, in, got, d-got, short, model, own)
 		}
 	} else {
 		c.off.Add(d)
 	}
-	// The gap to the next access starts here, after the clock's own work and a
-	// calibration burst if one is due (calib.go).
-	end := c.calibrate(c.h.now())
+	// The gap to the next access starts at now, the time the access's host
+	// time was taken at, or after a calibration burst if one is due (calib.go):
+	// a preemption from here on is in the next gap, where a look finds it. Read
+	// later, the host time between would be in no account and pass as the
+	// board's (the clock's own few instructions here are in the calibrated gap
+	// overhead).
+	end := c.calibrate(now)
 	c.lastAcc.Store(end)
 	return end - c.off.Load()
 }
@@ -134,7 +146,8 @@ func (c *Clock) look(now, prev, gap int64) {
 	b := &c.base
 	short, model := c.acct.short.Swap(0), c.acct.model.Swap(0)
 	f := c.cpu.factor.Load()
-	on := clamp(s.exec-b.exec-short-model, 0, gap) // on its CPU
+	raw := s.exec - b.exec - short - model
+	on := clamp(raw, 0, gap) // on its CPU
 	rd := clamp(s.rd-b.rd, 0, gap-on)
 	rest := gap - on - rd                      // asleep, or neither running nor runnable
 	run := max(on-c.cpu.gapOverhead.Load(), 0) // of which the driver's
@@ -147,22 +160,26 @@ func (c *Clock) look(now, prev, gap int64) {
 	s.others, s.othersAt = b.others, b.othersAt
 	*b = s
 
+	outlier := int64(0)
 	if !slept {
 		// Of its running, what a system call took far beyond the median gap is
 		// the host's (outlier.go).
 		if x := min(c.outlier(on, syscalls), run); x > 0 {
 			c.stats.add(KernelOutlier, x)
-			on, run = on-x, run-x
+			on, run, outlier = on-x, run-x, x
 		}
 	}
 	board := scaled(run, f) + on - run
 	c.acct.scaled.Add(scaled(run, f) - run)
 	c.stats.add(Runqueue, rd)
 	free := int64(0) // of rest, the wait for the hardware
+	kind := byte('p')
 	switch {
 	case !slept:
+		kind = 's'
 		c.stats.add(Steal, rest)
 	case woke:
+		kind = 'w'
 		// It waited until an INT edge (or a look that found it runnable)
 		// woke it: the wait is the board's time; the wake-up path until it ran
 		// costs the board's wake-up instead of the host's.
@@ -174,6 +191,7 @@ func (c *Clock) look(now, prev, gap int64) {
 		c.stats.Wakes++
 		c.stats.WakeNs += cost
 	case waited:
+		kind = 'h'
 		free = rest
 		board += rest
 	default:
@@ -198,10 +216,16 @@ func (c *Clock) look(now, prev, gap int64) {
 		}
 	}
 	c.stats.ForgivingNs += c.forgiving(now, prev, gap, woke, waited)
+	got, kept := int64(0), int64(0)
 	if d := board - gap; d >= 0 {
 		c.off.Add(-d)
-	} else if got := c.remove(now, -d, slept); got < -d {
-		c.stats.FloorKeptNs += -d - got
+	} else if got = c.remove(now, -d, slept); got < -d {
+		kept = -d - got
+		c.stats.FloorKeptNs += kept
+	}
+	if c.trace.Load() != nil {
+		c.record(GapRecord{At: now, Virt: now - c.off.Load(), Free: free, Gap: gap, Short: short, Model: model, On: on, Outlier: outlier, RunQ: rd, Rest: rest, Unmatched: max(-raw, 0),
+			Kind: kind, Board: board, Removed: got, Kept: kept})
 	}
 }
 
