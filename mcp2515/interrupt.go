@@ -25,7 +25,7 @@ const maxPasses = 16
 // not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass, true)
+		work, err := c.statusPass(sink, pass, errByLevel)
 		if errors.Is(err, errReinit) {
 			return true, nil
 		}
@@ -51,12 +51,20 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	return false, nil
 }
 
+// errChecks is when a status pass that read RX buffers also checks the error flags.
+type errChecks uint8
+
+const (
+	errByLevel errChecks = iota // INT's level can be trusted: HandleInterrupt
+	errAlways                   // the line may be stuck: Poll
+	errNever                    // off the bus, the error flags are not the bus's: Hold
+)
+
 // statusPass is one READ STATUS and what it shows: the full RX buffers read in bus
 // order, finished TX buffers released, and pending ones the chip gave up reported.
 // work reports RX or TX flags. pass is the pass's number within the interrupt;
-// byLevel says INT's level can be trusted (HandleInterrupt; not Poll, whose line
-// may be stuck).
-func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, err error) {
+// errs says when the error flags are checked besides.
+func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool, err error) {
 	c.stats.Passes++
 	c.statusAt = c.now()
 	c.tx[0], c.tx[1] = InstrReadStatus, 0
@@ -86,7 +94,7 @@ func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, e
 		// with INT high after both were read, nothing overflowed and nothing else
 		// is flagged, so the level read spares the READ.
 		both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
-		if (both && (!byLevel || c.intr.Asserted())) || pass%4 == 3 {
+		if errs != errNever && ((both && (errs == errAlways || c.intr.Asserted())) || pass%4 == 3) {
 			if err := c.errorCheck(sink); err != nil {
 				return false, err
 			}
@@ -112,7 +120,7 @@ func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, e
 // line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass, false)
+		work, err := c.statusPass(sink, pass, errAlways)
 		if errors.Is(err, errReinit) {
 			return nil
 		}
