@@ -13,8 +13,9 @@ const maxPasses = 16
 // HandleInterrupt services the chip until INT is released: each pass is one READ
 // STATUS (2 bytes), then one READ RX BUFFER (6 header bytes and the frame's data
 // bytes, at most 14; it also clears RXnIF when CS rises) per full buffer, their
-// frames handed to the sink in bus order, then one BIT MODIFY for finished TX buffers. When INT stays low with no
-// RX/TX flag, the error pass reads the error registers. An isolated received frame
+// frames handed to the sink in bus order, then one BIT MODIFY for finished TX
+// buffers (and Sink.TXFreed, which may load the next frames). When INT stays low
+// with no RX/TX flag, the error pass reads the error registers. An isolated received frame
 // costs exactly 2 transfers and 8 + its data length bytes (16 for 8 data bytes;
 // 16 for any frame over an SPI that cannot lengthen a transfer, readRxBuf).
 //
@@ -25,12 +26,16 @@ const maxPasses = 16
 // not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
+		pending := c.nPending
 		work, err := c.statusPass(sink, pass, errByLevel)
 		if errors.Is(err, errReinit) {
 			return true, nil
 		}
 		if err != nil {
 			return false, err
+		}
+		if c.nPending < pending {
+			sink.TXFreed()
 		}
 		if !c.intr.Asserted() {
 			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
@@ -120,12 +125,16 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 // line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
+		pending := c.nPending
 		work, err := c.statusPass(sink, pass, errAlways)
 		if errors.Is(err, errReinit) {
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if c.nPending < pending {
+			sink.TXFreed()
 		}
 		if !work {
 			break
