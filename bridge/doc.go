@@ -27,7 +27,9 @@
 //     (mcp2515.Controller.TxFree), so the socket's receive queue is the
 //     back-pressure and nothing is dropped; LOAD TX BUFFER + RTS follow at once.
 //     The TX-done interrupt (rx.go's handler) reaches Port.Transmitted, which
-//     frees the buffer; the next frame is pumped in the same turn.
+//     frees the buffer; after that status pass, Port.TXFreed loads the next
+//     frame at once, before the interrupt's further passes (under RX load INT
+//     stays low from pass to pass).
 //
 // When the interface, its socket or the INT line fails, or cand stops
 // (docs/faults.md has every fault, and what reports it):

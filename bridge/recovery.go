@@ -71,11 +71,21 @@ func (p *Port) afterInterrupt() error {
 	if p.busOff && !p.held {
 		// Hold the controller off the bus until the restart: Configuration mode
 		// stops the MCP2515's automatic recovery after 128 × 11 recessive bits
-		// (MCP2515 datasheet DS20001801J §6.6).
+		// (MCP2515 datasheet DS20001801J §6.6). If it recovered before (this
+		// thread was late), what it sent and received since is read now.
 		p.held = true
-		return p.Ctl.Stop()
+		p.log("bus-off: controller held off the bus until its restart", p.linkArgs("restart", p.restartWhen())...)
+		return p.Ctl.Hold(p)
 	}
 	return nil
+}
+
+// restartWhen says when a bus-off controller restarts: its delay, or "manual".
+func (p *Port) restartWhen() string {
+	if p.restartAt == 0 {
+		return "manual"
+	}
+	return time.Duration(p.restartDelay).String()
 }
 
 // recover is the port's recovery in one loop turn: the interface's link state, the

@@ -64,7 +64,15 @@ func (p *Port) interrupt(edgeNs int64) error {
 		p.M.IntToHandler.Observe(start - edgeNs)
 	}
 	p.spi.BeginInterrupt(start)
+	p.refill = true
 	done, err := p.service()
+	p.refill = false
+	if rerr := p.refillErr; rerr != nil {
+		p.refillErr = nil
+		if err == nil {
+			err = rerr
+		}
+	}
 	p.exportRXStats()
 	if errors.Is(err, mcp2515.ErrNoChip) {
 		// The chip stopped answering (MISO floats): recovery, not the end of cand.

@@ -60,6 +60,20 @@ func (p *Port) Transmitted(buf int) {
 	}
 }
 
+// TXFreed implements mcp2515.Sink: a pass of the interrupt being handled freed TX
+// buffers. Frames waiting in the socket are loaded now rather than after the
+// interrupt's last pass: under sustained RX traffic INT stays low from pass to
+// pass, and one interrupt can deliver up to 32 frames (16 passes). Their transfers
+// are TX's, not the interrupt's RX transfers.
+func (p *Port) TXFreed() {
+	if !p.refill || p.refillErr != nil {
+		return
+	}
+	p.spi.inInterrupt = false
+	p.refillErr = p.pumpTX()
+	p.spi.inInterrupt = true
+}
+
 // TxFailed implements mcp2515.Sink: the frame was aborted (TX timeout) or failed in
 // one-shot mode. Counted, never silent.
 func (p *Port) TxFailed(buf int) {

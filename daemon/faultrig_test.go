@@ -21,9 +21,10 @@ import (
 
 // rigOptions are what startRig does besides running the configuration.
 type rigOptions struct {
-	links      bool            // the daemon follows a fakeLinks (rig.links)
-	before     []func(*sim.Pi) // run on the virtual Pi before the daemon starts
-	configPath string          // Options.ConfigPath (reloadable)
+	links      bool              // the daemon follows a fakeLinks (rig.links)
+	before     []func(*sim.Pi)   // run on the virtual Pi before the daemon starts
+	configPath string            // Options.ConfigPath (reloadable)
+	onLog      func(line string) // called with each line the daemon logs, on the logging goroutine
 }
 
 // withLinks gives the daemon a link-event source the test drives (rig.links).
@@ -39,6 +40,14 @@ func (c *rigConfig) beforeStart(fn func(*sim.Pi)) *rigConfig {
 	return c
 }
 
+// onLog calls fn with each line the daemon logs, on the goroutine that logs it
+// (the owner thread for the bridge's lines) and before that goroutine goes on: a
+// test holds the owner at a chosen point with it.
+func (c *rigConfig) onLog(fn func(line string)) *rigConfig {
+	c.opts.onLog = fn
+	return c
+}
+
 // onDelete sets interface.on_delete (a key after name in the interface's flow
 // mapping).
 func (c *rigConfig) onDelete(what string) *rigConfig {
@@ -48,11 +57,20 @@ func (c *rigConfig) onDelete(what string) *rigConfig {
 
 // logBuffer keeps what the daemon logs (and shows it with -v).
 type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	hook func(line string) // rigOptions.onLog
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
+	n, err := l.write(p)
+	if l.hook != nil {
+		l.hook(string(p))
+	}
+	return n, err
+}
+
+func (l *logBuffer) write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if testing.Verbose() {

@@ -23,13 +23,16 @@ const floodID = 0x123
 // maxTXWaitRX bounds, in received frames, how long a TX frame may wait under full
 // RX load: from the moment it could go (written, and the TX frame before it on the
 // bus) to its start of frame, the owner thread delivers at most this many frames
-// from the bus. The loop reads it at its next turn (bridge.PollsPerTurn), it starts
-// at the next arbitration; meanwhile the owner delivers what the chip already holds
-// (two RX buffers), the frame on the wire, the next one if the RTS came after its
-// arbitration, and one more when the TX priorities have run out and the driver
-// waits for the pending frames to go: five. The rest is margin. Counting the
-// owner's own deliveries, not time, keeps the host's stalls of the owner thread out
-// of the measure: a stalled owner delivers nothing.
+// from the bus. The loop reads it at its next turn (bridge.PollsPerTurn), or, if it
+// waits for a TX buffer, right after the status pass that frees one
+// (bridge.Port.TXFreed): an interrupt under full load keeps INT low for up to 16
+// passes, up to 32 frames, and a frame that waited for the interrupt's end waited
+// that long. It starts at the next arbitration; meanwhile the owner delivers what
+// the chip already holds (two RX buffers), the frame on the wire, the next one if
+// the RTS came after its arbitration, and one more when the TX priorities have run
+// out and the driver waits for the pending frames to go: five. The rest is margin.
+// Counting the owner's own deliveries, not time, keeps the host's stalls of the
+// owner thread out of the measure: a stalled owner delivers nothing.
 const maxTXWaitRX = 12
 
 // txFrame is the i-th TX frame of the load tests: IDs below floodID, descending

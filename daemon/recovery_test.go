@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"math"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,4 +220,58 @@ func TestChipResetAndUnplug(t *testing.T) {
 		t.Fatalf("chip resets %d, want 2", m.ChipResets.Load())
 	}
 	r.checkConservation()
+}
+
+// A controller that recovers from bus-off by itself (128 × 11 recessive bits,
+// MCP2515 datasheet DS20001801J §6.6) before cand holds it off the bus sends its
+// pending frames and receives. Every such frame is accounted for: the frames it
+// sent are counted sent (not dropped at the restart), the frames it received reach
+// the socket, and the one it had no buffer for is reported as an overflow. The
+// owner is held at its bus-off log line, after the interrupt that found the
+// bus-off and before it takes the controller off the bus, until the chip, the bus
+// healthy again, has sent the three pending frames and received the peer's three
+// answers: two RX buffers for three frames. The clock is the host's (shared), so
+// that the board's time passes while the owner is held.
+func TestBusOffSelfRecoveredBeforeHold(t *testing.T) {
+	var (
+		r    *rig
+		seen atomic.Bool
+	)
+	hold := func(line string) {
+		if !strings.Contains(line, `msg="bus-off: controller held off the bus until its restart"`) || seen.Swap(true) {
+			return
+		}
+		bus := r.pi.Node(0).Bus
+		bus.InjectErrors(r.pi.Clock().Reach(), 0)
+		bus.NoAck(0, 0)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			st := r.pi.Node(0).Chip.Stats()
+			if st.Sent >= 3 && st.Received+st.Lost >= 3 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the chip did not recover by itself while the owner was held: %+v", st)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	r = newRigConfig(t).clockRule(config.SimCPUShared).restartMs(20).peer(answerPeer("echo", 1)).onLog(hold).start()
+	m := r.d.Owner.Ports[0].M
+	bus, clk := r.pi.Node(0).Bus, r.pi.Clock()
+	// Unacknowledged, the first frame is retried and TEC stops at error-passive
+	// (the ISO exception for ACK errors): the three TX buffers fill. Then every
+	// frame is destroyed, and the controller goes bus-off with three pending.
+	bus.NoAck(clk.Reach(), math.MaxInt64)
+	for i := range 3 {
+		r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{byte(i)}})
+	}
+	waitFor(t, 5*time.Second, "three frames loaded", func() bool { return m.TXBytes.Load() == 3 })
+	bus.InjectErrors(clk.Reach(), 1<<30)
+	waitFor(t, 5*time.Second, "the restart", func() bool { return m.Restarts.Load() == 1 })
+	r.checkConservation()
+	if s, d, rx, o := m.TXFrames.Load(), m.TXDropped.Load(), m.RXFrames.Load(), m.RXOverflows.Load(); s != 3 || d != 0 || rx != 2 || o != 1 {
+		t.Errorf("sent %d, dropped %d, received %d, overflows %d; want 3, 0, 2, 1", s, d, rx, o)
+	}
 }

@@ -74,7 +74,7 @@ func startRig(t testing.TB, cfg *config.Config, o rigOptions) *rig {
 			}
 		}
 	})
-	r.log = &logBuffer{}
+	r.log = &logBuffer{hook: o.onLog}
 	r.books.init(len(cfg.Controllers))
 	for _, fn := range o.before {
 		fn(pi)

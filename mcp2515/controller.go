@@ -27,6 +27,11 @@ type Sink interface {
 	// TxFailed is called when TX buffer buf gave up its frame unsent: aborted (TX
 	// timeout) or failed in one-shot mode.
 	TxFailed(buf int)
+	// TXFreed is called after a status pass of HandleInterrupt or Poll that
+	// released TX buffers (Transmitted, TxFailed), before the next pass: the sink
+	// may call Transmit, so that under sustained RX traffic, which keeps INT low
+	// from pass to pass, a waiting frame is not held back until the interrupt ends.
+	TXFreed()
 	// Error is called when the bus state changes or errors are flagged.
 	Error(e *ErrorEvent)
 	// BothFull reports, when a status read found both RX buffers full, how long

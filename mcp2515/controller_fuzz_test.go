@@ -297,6 +297,7 @@ func (s *fuzzSink) done(buf int, what string) {
 
 func (s *fuzzSink) Transmitted(buf int) { s.done(buf, "Transmitted") }
 func (s *fuzzSink) TxFailed(buf int)    { s.done(buf, "TxFailed") }
+func (s *fuzzSink) TXFreed()            {}
 
 func (s *fuzzSink) Error(e *mcp2515.ErrorEvent) {
 	if e.State > canstate.BusOff || e.Prev > canstate.BusOff || (!e.ChipReset && e.State != mcp2515.StateFromEFLG(e.EFLG)) {

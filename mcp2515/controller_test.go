@@ -32,6 +32,7 @@ type rig struct {
 	errs   []mcp2515.ErrorEvent
 	anyErr bool                // error events are expected (recorded in errs), not a failure
 	before func(op mcp2515.Op) // called at the start of each transfer (fault hooks)
+	freed  func()              // Sink.TXFreed
 	bitNs  int64
 }
 
@@ -64,6 +65,11 @@ func (r *rig) Received(f *can.Frame) { r.frames = append(r.frames, *f); r.now +=
 func (r *rig) Transmitted(int)       {}
 func (r *rig) BothFull(int64)        {}
 func (r *rig) TxFailed(buf int)      { r.failed = append(r.failed, buf) }
+func (r *rig) TXFreed() {
+	if r.freed != nil {
+		r.freed()
+	}
+}
 func (r *rig) Error(e *mcp2515.ErrorEvent) {
 	if !r.anyErr {
 		r.t.Errorf("unexpected error event %+v", *e)
@@ -399,5 +405,48 @@ func TestResetWaitsForTheOscillator(t *testing.T) {
 	}
 	if n := r.chip.Stats().Ignored - before; n != 0 {
 		t.Fatalf("the chip ignored %d bytes sent during its oscillator start-up", n)
+	}
+}
+
+// A TX buffer that a pass of an interrupt frees is handed to the sink (TXFreed)
+// before the next pass, so that a waiting frame is loaded while INT stays low for
+// more received frames, not after the interrupt's last pass. Here TXB0's frame has
+// gone and the owner thread is held up after the first pass until the peer's
+// answer has landed: the second frame is loaded in between, and leaves right after
+// the answer.
+func TestTXFreedBeforeTheNextPass(t *testing.T) {
+	r := newRig(t, 500_000)
+	first, second := frameN(1), frameN(3)
+	var events []string
+	r.freed = func() {
+		events = append(events, "freed")
+		if len(events) == 1 {
+			if _, err := r.ctl.Transmit(&second); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := r.ctl.Transmit(&first); err != nil {
+		t.Fatal(err)
+	}
+	r.waitINT() // first sent: TX0IF; the answer follows
+	r.delay = int64(canbus.FrameBits(first)+10) * r.bitNs
+	rx := len(r.frames)
+	if _, err := r.ctl.HandleInterrupt(r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.frames) != rx+1 {
+		t.Fatalf("HandleInterrupt read %d frames, want the answer", len(r.frames)-rx)
+	}
+	if len(events) == 0 {
+		t.Fatal("TXFreed not called after the pass that released TXB0")
+	}
+	if r.ctl.Pending() != 1 {
+		t.Fatalf("%d frames pending after the interrupt, want the second", r.ctl.Pending())
+	}
+	r.advance(2 * int64(canbus.FrameBits(second)+3) * r.bitNs)
+	got := r.peer.Received()
+	if len(got) != 2 || got[0].Frame != first || got[1].Frame != second {
+		t.Fatalf("peer received %v, want %v then %v", got, first, second)
 	}
 }

@@ -13,8 +13,9 @@ const maxPasses = 16
 // HandleInterrupt services the chip until INT is released: each pass is one READ
 // STATUS (2 bytes), then one READ RX BUFFER (6 header bytes and the frame's data
 // bytes, at most 14; it also clears RXnIF when CS rises) per full buffer, their
-// frames handed to the sink in bus order, then one BIT MODIFY for finished TX buffers. When INT stays low with no
-// RX/TX flag, the error pass reads the error registers. An isolated received frame
+// frames handed to the sink in bus order, then one BIT MODIFY for finished TX
+// buffers (and Sink.TXFreed, which may load the next frames). When INT stays low
+// with no RX/TX flag, the error pass reads the error registers. An isolated received frame
 // costs exactly 2 transfers and 8 + its data length bytes (16 for 8 data bytes;
 // 16 for any frame over an SPI that cannot lengthen a transfer, readRxBuf).
 //
@@ -25,12 +26,16 @@ const maxPasses = 16
 // not answering, ErrNoChip.
 func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass, true)
+		pending := c.nPending
+		work, err := c.statusPass(sink, pass, errByLevel)
 		if errors.Is(err, errReinit) {
 			return true, nil
 		}
 		if err != nil {
 			return false, err
+		}
+		if c.nPending < pending {
+			sink.TXFreed()
 		}
 		if !c.intr.Asserted() {
 			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
@@ -51,12 +56,20 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 	return false, nil
 }
 
+// errChecks is when a status pass that read RX buffers also checks the error flags.
+type errChecks uint8
+
+const (
+	errByLevel errChecks = iota // INT's level can be trusted: HandleInterrupt
+	errAlways                   // the line may be stuck: Poll
+	errNever                    // off the bus, the error flags are not the bus's: Hold
+)
+
 // statusPass is one READ STATUS and what it shows: the full RX buffers read in bus
 // order, finished TX buffers released, and pending ones the chip gave up reported.
 // work reports RX or TX flags. pass is the pass's number within the interrupt;
-// byLevel says INT's level can be trusted (HandleInterrupt; not Poll, whose line
-// may be stuck).
-func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, err error) {
+// errs says when the error flags are checked besides.
+func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool, err error) {
 	c.stats.Passes++
 	c.statusAt = c.now()
 	c.tx[0], c.tx[1] = InstrReadStatus, 0
@@ -86,7 +99,7 @@ func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, e
 		// with INT high after both were read, nothing overflowed and nothing else
 		// is flagged, so the level read spares the READ.
 		both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
-		if (both && (!byLevel || c.intr.Asserted())) || pass%4 == 3 {
+		if errs != errNever && ((both && (errs == errAlways || c.intr.Asserted())) || pass%4 == 3) {
 			if err := c.errorCheck(sink); err != nil {
 				return false, err
 			}
@@ -112,12 +125,16 @@ func (c *Controller) statusPass(sink Sink, pass int, byLevel bool) (work bool, e
 // line cannot tell it when (stuck low): 2 transfers when nothing is flagged.
 func (c *Controller) Poll(sink Sink) error {
 	for pass := 0; pass < maxPasses; pass++ {
-		work, err := c.statusPass(sink, pass, false)
+		pending := c.nPending
+		work, err := c.statusPass(sink, pass, errAlways)
 		if errors.Is(err, errReinit) {
 			return nil
 		}
 		if err != nil {
 			return err
+		}
+		if c.nPending < pending {
+			sink.TXFreed()
 		}
 		if !work {
 			break
