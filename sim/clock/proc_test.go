@@ -1,13 +1,13 @@
 package clock
 
 import (
-	"debug/elf"
-	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/emulator"
 )
 
 func TestProcParsing(t *testing.T) {
@@ -42,7 +42,7 @@ func TestProcParsing(t *testing.T) {
 // The real kernel's view of a bound thread: running, parked by the Go runtime in
 // a futex, asleep in another system call.
 func TestProcLookOnThisKernel(t *testing.T) {
-	if emu := emulator(); emu != "" {
+	if emu := emulator.Name(); emu != "" {
 		t.Skipf("under a user-mode emulator (%s): /proc/self/task/TID/syscall shows the host's system call numbers, not %s's", emu, runtime.GOARCH)
 	}
 	c := New()
@@ -91,48 +91,6 @@ func TestProcLookOnThisKernel(t *testing.T) {
 	cmd <- "sleep"
 	waitFor('S')
 	close(cmd)
-}
-
-// elfMachine is the ELF e_machine of GOARCH's executables (false: not listed).
-func elfMachine(goarch string) (elf.Machine, bool) {
-	switch goarch {
-	case "386":
-		return elf.EM_386, true
-	case "amd64":
-		return elf.EM_X86_64, true
-	case "arm":
-		return elf.EM_ARM, true
-	case "arm64":
-		return elf.EM_AARCH64, true
-	case "riscv64":
-		return elf.EM_RISCV, true
-	case "ppc64", "ppc64le":
-		return elf.EM_PPC64, true
-	case "s390x":
-		return elf.EM_S390, true
-	case "loong64":
-		return elf.EM_LOONGARCH, true
-	}
-	return 0, false
-}
-
-// emulator describes the program the kernel runs for this thread when that is
-// not a GOARCH executable (qemu-user: the kernel runs qemu-arm-static, which runs
-// the test binary), or returns "". A user-mode emulator answers /proc/self/exe
-// with the guest's binary (qemu's linux-user/syscall.c is_proc_myself), but not
-// /proc/self/task/TID/exe, which the kernel resolves to the emulator itself.
-func emulator() string {
-	path := fmt.Sprintf("/proc/self/task/%d/exe", unix.Gettid())
-	want, known := elfMachine(runtime.GOARCH)
-	f, err := elf.Open(path)
-	if err != nil || !known {
-		return ""
-	}
-	defer f.Close()
-	if f.Machine == want {
-		return ""
-	}
-	return fmt.Sprintf("%s is an %s executable", path, f.Machine)
 }
 
 // The strict rule's readings on this kernel: a bound thread's CPU time grows by
