@@ -112,7 +112,7 @@ func TestPiOnTheStrictRule(t *testing.T) {
 
 // piOf builds the virtual Pi of the configuration text yaml, closed at the end of
 // the test.
-func piOf(t *testing.T, yaml string) *Pi {
+func piOf(t testing.TB, yaml string) *Pi {
 	t.Helper()
 	cfg, err := config.Parse("x.yaml", []byte(yaml))
 	if err != nil {
@@ -128,7 +128,7 @@ func piOf(t *testing.T, yaml string) *Pi {
 
 // bindHere makes the test's thread clk's CPU until the test ends, or skips the
 // test if the clock cannot bind (no /proc).
-func bindHere(t *testing.T, clk *clock.Clock) {
+func bindHere(t testing.TB, clk *clock.Clock) {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
