@@ -31,10 +31,39 @@ func StateFromEFLG(eflg byte) canstate.State {
 	return canstate.ErrorActive
 }
 
+// The counters' thresholds for EFLG's warning and error-passive flags (MCP2515
+// datasheet DS20001801J §6.6 and the EFLG register).
+const (
+	warningLimit = 96
+	passiveLimit = 128
+	eflgCounted  = EFLGTXWAR | EFLGRXWAR | EFLGTXEP | EFLGRXEP
+)
+
+// countedFlags is what EFLG's warning and error-passive flags read with these
+// counters.
+func countedFlags(tec, rec byte) byte {
+	var f byte
+	if tec >= warningLimit {
+		f |= EFLGTXWAR
+	}
+	if rec >= warningLimit {
+		f |= EFLGRXWAR
+	}
+	if tec >= passiveLimit {
+		f |= EFLGTXEP
+	}
+	if rec >= passiveLimit {
+		f |= EFLGRXEP
+	}
+	return f
+}
+
 // errorPass reads TEC..EFLG (0x1C..0x2D) in one READ: the counters, the masks in
 // between, CNF3..CNF1, CANINTE, CANINTF and EFLG. That also checks the chip's
-// health: CNF and CANINTE must still hold what Init wrote. Then it clears the flags
-// it handled and reports an ErrorEvent.
+// health: CNF and CANINTE must still hold what Init wrote. If EFLG's warning and
+// passive flags disagree with the counters read before it, one more READ takes
+// the counters after it. Then it clears the flags it handled and reports an
+// ErrorEvent.
 func (c *Controller) errorPass(sink Sink) error {
 	c.stats.ErrorPasses++
 	const first, n = RegTEC, RegEFLG - RegTEC + 1 // 18 registers
@@ -56,6 +85,18 @@ func (c *Controller) errorPass(sink Sink) error {
 		ev.State = c.state
 		sink.Error(ev)
 		return nil
+	}
+	if eflg&EFLGTXBO == 0 && eflg&eflgCounted != countedFlags(ev.TEC, ev.REC) {
+		// The counters were shifted out before EFLG: a transfer paused
+		// between them (the owner thread interrupted while it fills the FIFO,
+		// CS held) lets failed frames move them on meanwhile. Read them again,
+		// after EFLG, as the kernel's drivers/net/can/spi/mcp251x.c does, so
+		// the event's counters are never older than its state.
+		r, err := c.readRegs(RegTEC, 2)
+		if err != nil {
+			return err
+		}
+		ev.TEC, ev.REC = r[0], r[1]
 	}
 	ev.State = StateFromEFLG(eflg)
 	ev.TXWarning = eflg&EFLGTXWAR != 0
