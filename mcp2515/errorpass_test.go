@@ -10,31 +10,47 @@ import (
 	"cand/mcp2515"
 )
 
-// pausedSPI is the rig's SPI with the first error pass's READ of TEC..EFLG that
-// reads TEC ≥ 96 paused for pause ns after TEC and REC are shifted out, CS held:
-// the owner thread interrupted while it fills the SPI FIFO (on a BCM2835 in
-// polled mode the transfer then stops until the thread is back, and the chip
-// answers the later registers later). It counts the short READs of TEC and REC.
+// pausedSPI is the rig's SPI with the error pass's transfers paused, CS held: the
+// owner thread interrupted while it fills the SPI FIFO (on a BCM2835 in polled
+// mode the transfer then stops until the thread is back, and the chip answers
+// the later registers later). The first READ of TEC..EFLG that reads TEC ≥ at
+// pauses for pause ns after the counters; the next READ of TEC and REC alone
+// after it pauses for again ns before them. It counts the short READs.
 type pausedSPI struct {
-	r       *rig
-	pause   int64
-	paused  bool
-	rereads int
+	r            *rig
+	at           byte
+	pause, again int64
+	paused       bool
+	counters     int // READs of TEC and REC alone
+	flags        int // READs of EFLG alone
 }
 
 func (s *pausedSPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
-	long := op == mcp2515.OpRead && tx[1] == mcp2515.RegTEC && len(tx) == 2+mcp2515.RegEFLG-mcp2515.RegTEC+1
-	if op == mcp2515.OpRead && tx[1] == mcp2515.RegTEC && len(tx) == 4 {
-		s.rereads++
+	if op != mcp2515.OpRead {
+		return s.r.Transfer(op, tx, rx)
 	}
-	if !long || s.pause == 0 || s.paused {
+	at, pause := -1, int64(0)
+	switch {
+	case tx[1] == mcp2515.RegTEC && len(tx) == 2+mcp2515.RegEFLG-mcp2515.RegTEC+1:
+		if s.at != 0 && !s.paused {
+			at, pause = 4, s.pause // after TEC and REC
+		}
+	case tx[1] == mcp2515.RegTEC && len(tx) == 4:
+		s.counters++
+		if s.paused {
+			at, pause, s.again = 2, s.again, 0 // before TEC
+		}
+	case tx[1] == mcp2515.RegEFLG && len(tx) == 3:
+		s.flags++
+	}
+	if at < 0 || pause == 0 {
 		return s.r.Transfer(op, tx, rx)
 	}
 	r := s.r
 	r.chip.SetCS(true, r.now)
 	for i := range tx {
-		if i == 4 && rx[2] >= 96 {
-			r.now += s.pause
+		if i == at && (at != 4 || rx[2] >= s.at) {
+			r.now += pause
 			s.paused = true
 		}
 		r.now += r.byteNs
@@ -45,13 +61,11 @@ func (s *pausedSPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	return nil
 }
 
-// errorPassRig transmits a frame nobody ACKs and services the chip's interrupts
-// until an error event leaves error-active (TEC 96 sets EFLG.TXWAR and ERRIF),
-// with the error pass's READ paused for pause ns (0: never) once it reads TEC ≥ 96.
-// It returns that event.
-func errorPassRig(t *testing.T, pause int64) (mcp2515.ErrorEvent, *pausedSPI) {
+// errorPassRun transmits a frame nobody ACKs and services the chip's interrupts
+// (each failed transmission sets MERRF; TEC 96 sets EFLG.TXWAR and ERRIF) through
+// s until an error event leaves error-active. It returns that event.
+func errorPassRun(t *testing.T, s *pausedSPI) mcp2515.ErrorEvent {
 	t.Helper()
-	s := &pausedSPI{pause: pause}
 	r := newRigOn(t, 1_000_000, func(r *rig) mcp2515.SPI { s.r = r; return s })
 	r.anyErr = true
 	r.bus.NoAck(r.now, math.MaxInt64)
@@ -65,7 +79,7 @@ func errorPassRig(t *testing.T, pause int64) (mcp2515.ErrorEvent, *pausedSPI) {
 		}
 		for _, e := range r.errs {
 			if e.State != canstate.ErrorActive {
-				return e, s
+				return e
 			}
 			if e.TEC >= 96 || e.TXWarning || e.TXPassive {
 				t.Fatalf("error-active event with TEC %d, TX warning %v, TX passive %v", e.TEC, e.TXWarning, e.TXPassive)
@@ -73,34 +87,47 @@ func errorPassRig(t *testing.T, pause int64) (mcp2515.ErrorEvent, *pausedSPI) {
 		}
 	}
 	t.Fatalf("no error-warning or error-passive event after 100 interrupts: %+v", r.errs)
-	return mcp2515.ErrorEvent{}, nil
+	return mcp2515.ErrorEvent{}
 }
 
-// An error event's counters are never older than its state: when the error
-// pass's READ of TEC..EFLG is paused after the counters long enough for the
-// failing retransmissions to take the chip from error-warning to error-passive,
-// EFLG (read last) says passive while TEC says 96; the driver reads TEC and REC
-// again after EFLG.
-func TestErrorPassCountersFollowTheState(t *testing.T) {
-	e, s := errorPassRig(t, 2_000_000) // 2 ms: ~15 failed retransmissions at 1 Mbit/s
-	if !s.paused {
-		t.Fatal("the error pass's READ was not paused")
-	}
+// wantPassive checks an error-passive event with the counters of one.
+func wantPassive(t *testing.T, e mcp2515.ErrorEvent) {
+	t.Helper()
 	if e.State != canstate.ErrorPassive || !e.TXPassive || e.TEC < 128 || e.REC != 0 {
-		t.Fatalf("error event: state %v, TX passive %v, TEC %d, REC %d; want error-passive with TEC ≥ 128, REC 0 (the counters read after EFLG)", e.State, e.TXPassive, e.TEC, e.REC)
+		t.Fatalf("error event: state %v, TX passive %v, TEC %d, REC %d; want error-passive with TEC ≥ 128, REC 0", e.State, e.TXPassive, e.TEC, e.REC)
 	}
-	if s.rereads != 1 {
-		t.Fatalf("%d READs of TEC and REC after the error pass's, want 1", s.rereads)
+}
+
+// An error event's counters are never older than its state: the error pass's
+// READ of TEC..EFLG paused after the counters (TEC 96) long enough for the
+// failing retransmissions to take the chip to error-passive reads EFLG passive;
+// the driver reads TEC and REC again, after EFLG.
+func TestErrorPassCountersFollowTheState(t *testing.T) {
+	s := &pausedSPI{at: 96, pause: 2_000_000} // 2 ms: ~30 failed transmissions at 1 Mbit/s
+	wantPassive(t, errorPassRun(t, s))
+	if !s.paused || s.counters != 1 || s.flags != 0 {
+		t.Fatalf("paused %v, %d READs of the counters and %d of EFLG after the error pass's; want paused, 1 and 0", s.paused, s.counters, s.flags)
+	}
+}
+
+// Nor is its state older than its counters: paused at TEC 88 for about two
+// failed transmissions, the READ reads EFLG warning; the counters read again after
+// a further 2 ms pause are passive's, and the driver reads EFLG again (passive).
+func TestErrorPassStateFollowsTheCounters(t *testing.T) {
+	s := &pausedSPI{at: 88, pause: 150_000, again: 2_000_000}
+	wantPassive(t, errorPassRun(t, s))
+	if !s.paused || s.counters != 1 || s.flags != 1 {
+		t.Fatalf("paused %v, %d READs of the counters and %d of EFLG after the error pass's; want paused, 1 and 1", s.paused, s.counters, s.flags)
 	}
 }
 
 // Counters that agree with EFLG cost no further READ.
 func TestErrorPassConsistentCountersReadOnce(t *testing.T) {
-	e, s := errorPassRig(t, 0)
-	if e.State != canstate.ErrorWarning || !e.TXWarning || e.TEC < 96 || e.TEC > 127 || e.REC != 0 {
+	s := &pausedSPI{}
+	if e := errorPassRun(t, s); e.State != canstate.ErrorWarning || !e.TXWarning || e.TEC < 96 || e.TEC > 127 || e.REC != 0 {
 		t.Fatalf("error event: state %v, TX warning %v, TEC %d, REC %d; want error-warning with TEC 96..127, REC 0", e.State, e.TXWarning, e.TEC, e.REC)
 	}
-	if s.rereads != 0 {
-		t.Fatalf("%d READs of TEC and REC after a consistent error pass, want 0", s.rereads)
+	if s.counters != 0 || s.flags != 0 {
+		t.Fatalf("%d READs of the counters and %d of EFLG after a consistent error pass, want none", s.counters, s.flags)
 	}
 }
