@@ -44,7 +44,9 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 	}
 	const class = socketcan.CAN_ERR_CRTL | socketcan.CAN_ERR_CNT
 	// TEC is read ~17 µs before EFLG (one 18-register READ), and a failing
-	// retransmission adds 8 meanwhile: the counter may lag the state by 16.
+	// retransmission adds 8 meanwhile: the counter may lag the state by 16. A
+	// READ held up for longer reads counters that disagree with EFLG; the
+	// driver then reads them again (mcp2515/errors.go, settle).
 	for i, f := range errs {
 		want := struct {
 			bits     byte
