@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/sim/canbus"
 	"cand/socketcan"
 )
 
@@ -20,6 +23,7 @@ import (
 // TX_PASSIVE, with TEC/REC in data[6..7]).
 func TestErrorFramesWarningThenPassive(t *testing.T) {
 	r := newRigConfig(t).start()
+	diag := traceErrorPass(r)
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	// Read until error-passive. The warning comes first unless the owner thread
 	// was late by the ~250 µs TEC needs from 96 to 128 (then the chip is already
@@ -40,7 +44,9 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 	}
 	const class = socketcan.CAN_ERR_CRTL | socketcan.CAN_ERR_CNT
 	// TEC is read ~17 µs before EFLG (one 18-register READ), and a failing
-	// retransmission adds 8 meanwhile: the counter may lag the state by 16.
+	// retransmission adds 8 meanwhile: the counter may lag the state by 16. A
+	// READ held up for longer reads counters that disagree with EFLG; the
+	// driver then reads them again (mcp2515/errors.go, settle).
 	for i, f := range errs {
 		want := struct {
 			bits     byte
@@ -51,7 +57,7 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 		}
 		if f.ID != class || f.Length != 8 || f.Data[1] != want.bits || f.Data[6] < want.min || f.Data[6] > want.max || f.Data[7] != 0 ||
 			f.Data[0] != 0 || f.Data[2] != 0 || f.Data[3] != 0 || f.Data[4] != 0 || f.Data[5] != 0 {
-			t.Fatalf("error frame %d: class %#x data % x; want class %#x, data[1] %#x, TEC in %d..%d, REC 0", i, f.ID, f.Data, uint32(class), want.bits, want.min, want.max)
+			t.Fatalf("error frame %d: class %#x data % x; want class %#x, data[1] %#x, TEC in %d..%d, REC 0\n%s", i, f.ID, f.Data, uint32(class), want.bits, want.min, want.max, diag())
 		}
 	}
 	m := r.d.Owner.Ports[0].M
@@ -59,6 +65,35 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 		t.Fatalf("bus state %d, TEC %d; want 2 (passive), ≥ 112", m.BusState.Load(), m.TEC.Load())
 	}
 	r.checkConservation()
+}
+
+// traceErrorPass turns on the board clock's gap trace and records the bus's
+// error frames; the returned function formats both, for a failure's log: each
+// error frame is one failed transmission (TEC + 8), so the gaps between them show
+// what board time the owner thread was charged while the chip's counters moved.
+func traceErrorPass(r *rig) func() string {
+	clk := r.pi.Clock()
+	clk.TraceGaps(64)
+	var mu sync.Mutex
+	var errAt []int64
+	r.pi.Node(0).Bus.OnEvent(func(ev canbus.Event) {
+		if ev.Kind == canbus.EvError {
+			mu.Lock()
+			errAt = append(errAt, ev.At)
+			mu.Unlock()
+		}
+	})
+	return func() string {
+		var b strings.Builder
+		mu.Lock()
+		for i, at := range errAt {
+			fmt.Fprintf(&b, "bus error frame %d at board %d (TEC %d after it)\n", i+1, at, 8*(i+1))
+		}
+		mu.Unlock()
+		b.WriteString("the strict clock's last looked-at gaps:\n")
+		b.WriteString(clk.DumpGapTrace())
+		return b.String()
+	}
 }
 
 // error_frames: false: the state changes are tracked and exported, but no error

@@ -31,10 +31,70 @@ func StateFromEFLG(eflg byte) canstate.State {
 	return canstate.ErrorActive
 }
 
+// The counters' thresholds for EFLG's warning and error-passive flags (MCP2515
+// datasheet DS20001801J §6.6 and the EFLG register).
+const (
+	warningLimit = 96
+	passiveLimit = 128
+	eflgCounted  = EFLGTXWAR | EFLGRXWAR | EFLGTXEP | EFLGRXEP
+)
+
+// settleReads bounds the error pass's further READs: the counters, EFLG, the
+// counters again.
+const settleReads = 3
+
+// settle makes the counters and EFLG agree. They are shifted out of the chip one
+// after the other, the counters first: a transfer paused between them (the owner
+// thread interrupted while it fills the SPI FIFO, CS held) lets failed frames
+// move the counters and flags on meanwhile. While EFLG's warning and passive
+// flags disagree with the counters, it reads the counters again, then EFLG, then
+// the counters, each after the last: the event's state and counters agree, or
+// else its counters are never older than its state (the kernel's
+// drivers/net/can/spi/mcp251x.c, too, reads the counters after the flags).
+// Counters that agree cost no READ. It returns EFLG as last read.
+func (c *Controller) settle(ev *ErrorEvent, eflg byte) (byte, error) {
+	for i := 0; i < settleReads && eflg&EFLGTXBO == 0 && eflg&eflgCounted != countedFlags(ev.TEC, ev.REC); i++ {
+		if i%2 == 1 {
+			r, err := c.readRegs(RegEFLG, 1)
+			if err != nil {
+				return eflg, err
+			}
+			eflg = r[0] // overflow flags only the MCU clears: those seen before are still set
+			continue
+		}
+		r, err := c.readRegs(RegTEC, 2)
+		if err != nil {
+			return eflg, err
+		}
+		ev.TEC, ev.REC = r[0], r[1]
+	}
+	return eflg, nil
+}
+
+// countedFlags is what EFLG's warning and error-passive flags read with these
+// counters.
+func countedFlags(tec, rec byte) byte {
+	var f byte
+	if tec >= warningLimit {
+		f |= EFLGTXWAR
+	}
+	if rec >= warningLimit {
+		f |= EFLGRXWAR
+	}
+	if tec >= passiveLimit {
+		f |= EFLGTXEP
+	}
+	if rec >= passiveLimit {
+		f |= EFLGRXEP
+	}
+	return f
+}
+
 // errorPass reads TEC..EFLG (0x1C..0x2D) in one READ: the counters, the masks in
 // between, CNF3..CNF1, CANINTE, CANINTF and EFLG. That also checks the chip's
-// health: CNF and CANINTE must still hold what Init wrote. Then it clears the flags
-// it handled and reports an ErrorEvent.
+// health: CNF and CANINTE must still hold what Init wrote. If EFLG's warning and
+// passive flags disagree with the counters read before it, settle reads them
+// again. Then it clears the flags it handled and reports an ErrorEvent.
 func (c *Controller) errorPass(sink Sink) error {
 	c.stats.ErrorPasses++
 	const first, n = RegTEC, RegEFLG - RegTEC + 1 // 18 registers
@@ -57,6 +117,11 @@ func (c *Controller) errorPass(sink Sink) error {
 		sink.Error(ev)
 		return nil
 	}
+	eflg, err := c.settle(ev, eflg)
+	if err != nil {
+		return err
+	}
+	ev.EFLG = eflg
 	ev.State = StateFromEFLG(eflg)
 	ev.TXWarning = eflg&EFLGTXWAR != 0
 	ev.RXWarning = eflg&EFLGRXWAR != 0

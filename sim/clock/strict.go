@@ -73,34 +73,40 @@ func (c *Clock) Leave() int64 {
 	}
 	in := now - c.accAt.Load()
 	short, model := int64(0), int64(0) // for the trace: the account the rebase drops
-	own := int64(0)                    // for the trace: the rebase's host time
+	own := int64(0)                    // the rebase's host time
 	if in > LookGap {
 		short, model = c.acct.short.Load(), c.acct.model.Load()
 		// Preempted or waiting for a model's lock: rebase the account, so that
 		// this access's runqueue time is not taken out of the next gap as well.
-		c.rebase(now)
-		own = c.h.now() - now
+		at := c.rebase(now)
+		own, now = at-now, at
 	} else {
 		c.acct.model.Add(in)
 	}
-	if d := in - c.cpu.accessNs.Load(); d > 0 {
+	// The rebase's reads of /proc (a few µs) are the clock's own work, and a
+	// preemption in them the host's: neither is the board's, so they leave
+	// with the model's time. In the next gap they would be charged as the
+	// CPU's running at the board's speed. (The gap starts once its sample is
+	// taken: a preemption after that is in the next look's run delay, and
+	// removed there, once.)
+	if d := in + own - c.cpu.accessNs.Load(); d > 0 {
 		got := c.takeOut(now, d)
 		if got > 0 {
 			c.acct.models.Add(1)
 			c.acct.modelN.Add(got)
 		}
 		if in > LookGap {
-			c.traceAccess(now, in, got, d-got, short, model, own)
+			c.traceAccess(now-own, in, got, d-got, short, model, own)
 		}
 	} else {
 		c.off.Add(d)
 	}
 	// The gap to the next access starts at now, the time the access's host
-	// time was taken at, or after a calibration burst if one is due (calib.go):
-	// a preemption from here on is in the next gap, where a look finds it. Read
-	// later, the host time between would be in no account and pass as the
-	// board's (the clock's own few instructions here are in the calibrated gap
-	// overhead).
+	// time (and the rebase's) was taken at, or after a calibration burst if one
+	// is due (calib.go): a preemption from here on is in the next gap, where a
+	// look finds it. Read later, the host time between would be in no account
+	// and pass as the board's (the clock's own few instructions here are in the
+	// calibrated gap overhead).
 	end := c.calibrate(now)
 	c.lastAcc.Store(end)
 	return end - c.off.Load()
@@ -121,17 +127,21 @@ func (c *Clock) takeOut(now, s int64) int64 {
 	}
 }
 
-// rebase makes now the start of the account (CPU thread).
-func (c *Clock) rebase(now int64) {
+// rebase makes now the start of the account (CPU thread). It returns the host
+// time its sample of the thread was complete at (now if it took none), where
+// the next gap starts: a preemption after it is in that gap's run delay.
+func (c *Clock) rebase(now int64) int64 {
 	if c.h.gettid() != int(c.tid.Load()) {
-		return
+		return now
 	}
 	s := c.h.sample(c)
+	at := c.h.now()
 	c.mu.Lock()
 	s.others, s.othersAt = c.base.others, c.base.othersAt
 	c.base = s
 	c.acct.reset()
 	c.mu.Unlock()
+	return at
 }
 
 // look is Access's slow path under the strict rule: the gap of gap host ns since

@@ -31,13 +31,14 @@ type GapRecord struct {
 	Unmatched int64
 	// Kind: 's' steal (no sleep), 'w' woken by an edge, 'h' waited for the
 	// hardware, 'p' park; 'a' a register access longer than LookGap (Gap its
-	// host time, Removed what was taken out of it, Kept what the floors kept);
+	// host time, Removed what was taken out of it and of its rebase, Kept what
+	// the floors kept);
 	// 'c' a calibration burst (likewise).
 	Kind    byte
 	Board   int64 // board ns charged for the gap (before the floors)
 	Removed int64 // host ns taken out of the board's clock for it
 	Kept    int64 // host ns it would have removed that the floors kept (Stats.FloorKeptNs)
-	Own     int64 // 'a': host ns of the clock's own work after the access (its rebase)
+	Own     int64 // 'a': host ns of the clock's own work after the access (its rebase, removed with it)
 }
 
 func (r GapRecord) String() string {
