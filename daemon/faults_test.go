@@ -291,7 +291,7 @@ func TestChipAbsentAtStart(t *testing.T) {
 			reply := waiting
 			reply.ID++
 			r.expectBurst(0, append(burst, reply))
-			if got := received(echo); len(got) != 1 || got[0] != waiting {
+			if got := echo.Received(); len(got) != 1 || got[0].Frame != waiting {
 				t.Fatalf("the echo peer received %v; want the frame that waited, once", got)
 			}
 			after := can.Frame{ID: 0x301, Length: 1, Data: can.Data{c.miso}}
@@ -412,21 +412,13 @@ func subsequence(sub, seq []can.Frame) bool {
 	return j == len(sub)
 }
 
-// sentBy and received are the frames a peer sent and received, oldest first.
+// sentBy is the frames a peer sent, oldest first.
 func sentBy(p *canbus.Peer) []can.Frame {
 	var out []can.Frame
 	for _, rec := range p.Log() {
 		if rec.Sent {
 			out = append(out, rec.Frame)
 		}
-	}
-	return out
-}
-
-func received(p *canbus.Peer) []can.Frame {
-	var out []can.Frame
-	for _, rec := range p.Received() {
-		out = append(out, rec.Frame)
 	}
 	return out
 }
