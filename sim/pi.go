@@ -110,7 +110,7 @@ func New(cfg *config.Config) (*Pi, error) {
 		}
 		w := newWiring(chip, edge, clk)
 		if cc.Sim.ChipAbsent {
-			w.MISOStuck(0xFF) // no chip: the pull-up
+			chip.Unplug(true) // no chip: MISO floats to the pull-up's 0xFF, nothing is clocked in
 		}
 		if err := p.soc.AttachSPI(w, pin, cc.SPI.CSActiveHigh); err != nil {
 			return nil, fmt.Errorf("sim: controller %s: %w", cc.Name, err)

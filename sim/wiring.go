@@ -13,9 +13,11 @@ import (
 // lines (an soc.SPISlave in front of the chip) and the INT line (the GPIO input's
 // soc.PinSource, and the edge events). Tests inject wiring faults here, at any
 // time and from any goroutine:
-//   - MISO: a chip that is missing or unpowered leaves MISO floating, and the
-//     pull-up reads 0xFF; a line shorted to ground reads 0x00. The chip then
-//     receives no byte (it stays as it was; it still sees its chip select).
+//   - MISO: a line shorted to ground reads 0x00; a broken line floats, and the
+//     pull-up reads 0xFF. Only MISO is at fault: SCK, MOSI and CS still reach the
+//     chip, which acts on every instruction it is sent (a RESET resets it) while
+//     the driver reads only the stuck level. A chip that is missing altogether
+//     (MISO floats and nothing reaches it) is mcpchip.Chip.Unplug.
 //   - INT held low without the chip (a short to ground, a wrong int_gpio on a
 //     line something else pulls low): the line is the wired AND of the chip's
 //     open-drain output and the fault, as on the board.
@@ -44,8 +46,8 @@ func newWiring(chip *mcpchip.Chip, edge *soc.EdgeLine, clk *clock.Clock) *Wiring
 	return w
 }
 
-// MISOStuck makes MISO read b (0xFF: no chip, the pull-up; 0x00: shorted) instead
-// of the chip's output.
+// MISOStuck makes MISO read b (0x00: shorted to ground; 0xFF: broken, the
+// pull-up) instead of the chip's output; the chip still receives what is sent.
 func (w *Wiring) MISOStuck(b byte) { w.miso.Store(int32(b)) }
 
 // MISOConnected gives MISO back to the chip.
@@ -88,10 +90,11 @@ func (w *Wiring) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
 			r.done(w.chip.PowerCycleLosing(at))
 		}
 	}
+	out := w.chip.Exchange(mosi, mode, sclkHz, at)
 	if m := w.miso.Load(); m >= 0 {
 		return byte(m)
 	}
-	return w.chip.Exchange(mosi, mode, sclkHz, at)
+	return out
 }
 
 // Level implements soc.PinSource: the INT line at time at.

@@ -79,27 +79,31 @@ const (
 	regCANINTF = 0x2C
 )
 
-// A chip missing from MISO reads as the stuck level, 0xFF or 0x00, and what is
-// sent meanwhile never reaches it; reconnected, it answers as it was.
+// MISO stuck reads as the stuck level, 0xFF or 0x00, but only MISO is at fault:
+// what is sent meanwhile reaches the chip (a write sticks, a RESET resets it), and
+// reconnected, it answers with what it was sent.
 func TestWiringMISOStuck(t *testing.T) {
 	r := newWiringRig(t)
 	if got := r.read(regCANSTAT); got != 0x80 {
 		t.Fatalf("CANSTAT %#02x, want 0x80 (Configuration mode after power-on)", got)
 	}
-	for _, stuck := range []byte{0xFF, 0x00} {
+	for i, stuck := range []byte{0xFF, 0x00} {
 		r.w.MISOStuck(stuck)
 		if got := r.transfer(0x03, regCANSTAT, 0, 0); got[0] != stuck || got[1] != stuck || got[2] != stuck || got[3] != stuck {
 			t.Errorf("MISO stuck at %#02x: read % x", stuck, got)
 		}
-		r.write(regCNF1, 0x55)
+		r.write(regCNF1, 0x55+byte(i))
 	}
 	r.w.MISOConnected()
-	if got := r.read(regCNF1); got != 0 {
-		t.Errorf("CNF1 %#02x after writes while MISO was stuck: the chip saw them", got)
+	if got := r.read(regCNF1); got != 0x56 {
+		t.Errorf("CNF1 %#02x after writes of 0x55, 0x56 while MISO was stuck, want 0x56: the chip missed them", got)
 	}
-	r.write(regCNF1, 0x55)
-	if got := r.read(regCNF1); got != 0x55 {
-		t.Errorf("CNF1 %#02x after a write with MISO connected, want 0x55", got)
+	r.w.MISOStuck(0x00)
+	r.transfer(0xC0)  // RESET
+	r.at += 1_000_000 // past the oscillator start-up time
+	r.w.MISOConnected()
+	if got := r.read(regCNF1); got != 0 {
+		t.Errorf("CNF1 %#02x after a RESET sent while MISO was stuck, want 0 (reset)", got)
 	}
 }
 
