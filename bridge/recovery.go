@@ -164,8 +164,14 @@ func (p *Port) health(now int64) int64 {
 func (p *Port) chipLost(why error) {
 	p.M.ChipResets.Inc()
 	p.M.ChipUp.Set(0) // until it is programmed again
+	held := p.saveHeld()
+	if errors.Is(why, mcp2515.ErrChipReset) && held != nil {
+		// An interrupt's error pass read CNF/CANINTE changed, which a chip that
+		// reset itself and a MISO line stuck at 0x00 both give; Check tells them
+		// apart by CANCTRL.
+		why = held
+	}
 	p.log("chip lost; re-initialising", "controller", p.Name, "cause", why.Error())
-	p.saveHeld()
 	if p.restartOrDown(false) {
 		p.info("chip re-initialised", "controller", p.Name)
 	}
