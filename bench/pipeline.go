@@ -195,6 +195,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	}
 	var busy busyWatch
 	busy.tid, busy.err = spy.wait(2 * time.Second)
+	if pm != nil {
+		pm.ownerTid = busy.tid
+	}
 	chip := pi.Node(0).Chip
 	arb0 := chip.Stats().ArbLost
 	hb := heartbeatWatch{age: h.d.Owner.HeartbeatAge}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
 
 	"cand/internal/mono"
 	"cand/sim"
@@ -45,6 +46,18 @@ type tapFrame struct {
 	From int
 	Nth  uint64
 	F    can.Frame
+	// IntLowAtStart: the INT line was low at the frame's start of frame
+	// (the chip had a flag set already, so taking the frame made no falling
+	// edge).
+	IntLowAtStart bool
+	// Host is the host time (CLOCK_MONOTONIC) the frame was delivered at and
+	// Tid the thread that advanced the bus to it (the owner's register access,
+	// or the bus thread).
+	Host int64
+	Tid  int
+	// Late is how far the board's clock was past the frame's end when it was
+	// delivered (the time the delivering thread advanced the bus to).
+	Late int64
 }
 
 // busTap observes the bus (canbus.Bus.OnEvent, lock held): a ring of frame ends.
@@ -52,13 +65,27 @@ type busTap struct {
 	recs [pmTapFrames]tapFrame
 	n    uint64
 	per  [16]uint64 // frames completed per sending node (index < 16)
+	// intLow reads the INT line (the edge line's level: its own lock, no
+	// system call; nil: not read); sofLow is it at the last start of frame.
+	intLow func() bool
+	sofLow bool
+	now    func() int64 // the board's clock
 }
 
 func (t *busTap) event(ev canbus.Event) {
+	if ev.Kind == canbus.EvSOF {
+		t.sofLow = t.intLow != nil && t.intLow()
+		return
+	}
 	if ev.Kind != canbus.EvFrame || ev.From < 0 || ev.From >= len(t.per) {
 		return
 	}
-	t.recs[t.n%pmTapFrames] = tapFrame{At: ev.At, From: ev.From, Nth: t.per[ev.From], F: ev.Frame}
+	late := int64(0)
+	if t.now != nil {
+		late = t.now() - ev.At
+	}
+	t.recs[t.n%pmTapFrames] = tapFrame{At: ev.At, From: ev.From, Nth: t.per[ev.From], F: ev.Frame, IntLowAtStart: t.sofLow,
+		Host: mono.Now(), Tid: unix.Gettid(), Late: late}
 	t.per[ev.From]++
 	t.n++
 }
@@ -169,8 +196,10 @@ type postMortem struct {
 	pi  *sim.Pi
 	tap *busTap
 	gc  *gcWatch
-	// boardStart is the board's time at the window's start.
+	// boardStart is the board's time at the window's start; ownerTid the
+	// owner thread (0: not known).
 	boardStart int64
+	ownerTid   int
 
 	captured bool
 	trigger  string
@@ -184,12 +213,16 @@ type postMortem struct {
 	armMaxHz uint32
 	gcAct    GCActivity
 	gcRing   []gcSample
+	// dropped0 and dropped are the INT line's edge events dropped to a full
+	// buffer (soc.EdgeLine.Dropped) at the window's start and the capture.
+	dropped0, dropped uint64
 }
 
 // newPostMortem turns on pi's gap trace and observes its first bus. Call it
 // before the daemon starts.
 func newPostMortem(pi *sim.Pi) *postMortem {
-	pm := &postMortem{pi: pi, tap: &busTap{}, gc: newGCWatch()}
+	edge := pi.Node(0).Edge
+	pm := &postMortem{pi: pi, tap: &busTap{intLow: func() bool { return !edge.Level() }, now: pi.Clock().Now}, gc: newGCWatch()}
 	pi.Clock().TraceGaps(pmTraceGaps)
 	pi.Node(0).Bus.OnEvent(pm.tap.event)
 	return pm
@@ -198,6 +231,7 @@ func newPostMortem(pi *sim.Pi) *postMortem {
 // begin is the window's start.
 func (pm *postMortem) begin() {
 	pm.boardStart = pm.pi.Clock().Reached()
+	pm.dropped0 = pm.pi.Node(0).Edge.Dropped()
 	pm.gc.begin()
 }
 
@@ -226,6 +260,7 @@ func (pm *postMortem) watch(lost bool, trigger string) {
 	b := pm.pi.Board()
 	pm.armMinHz, pm.armMaxHz = b.ARMMinHz, b.ARMMaxHz
 	pm.gcAct, pm.gcRing = pm.gc.activity(pm.host)
+	pm.dropped = pm.pi.Node(0).Edge.Dropped()
 }
 
 // pmGCNear is how close (host time) a GC cycle count change must be to the

@@ -40,6 +40,17 @@ type FirstLoss struct {
 	GCPauseInStretch bool       `json:"gc_pause_in_stretch"`
 	// OwnerState is what the owner thread did when the lost frame completed.
 	OwnerState string `json:"owner_state"`
+	// IntLowAtStretch: the INT line was already low when the stretch's first
+	// frame began (a flag set and not served), so taking it made no falling
+	// edge to wake an owner asleep in epoll_wait.
+	IntLowAtStretch bool `json:"int_low_at_stretch_start"`
+	// Frames are the stretch's three frames (the two before the lost one and
+	// it): their end from the loss, the host µs since the first was delivered,
+	// by which thread, and whether INT was low at their start.
+	Frames []PMFrame `json:"frames"`
+	// EdgesDropped is how many INT edge events the line dropped in the window
+	// to a full event buffer (an edge the owner never got).
+	EdgesDropped uint64 `json:"int_edges_dropped"`
 	// ChargedUs is the stretch's board time by category (pmCategories).
 	ChargedUs map[string]float64 `json:"charged_us"`
 	// Largest is the longest single segment of the stretch (it may begin
@@ -67,10 +78,27 @@ type PMSegment struct {
 	ToUs     float64 `json:"to_us"`
 }
 
+// PMFrame is one frame of the stretch.
+type PMFrame struct {
+	EndUs float64 `json:"end_us"`
+	// HostUs is the host time it was delivered at, from the capture.
+	HostUs  float64 `json:"host_us"`
+	ByOwner bool    `json:"delivered_by_owner"`
+	// By is the delivering thread: owner, bus (the thread that delivered most
+	// of the ring's frames other than the owner) or another thread's ID.
+	By string `json:"delivered_by"`
+	// LateUs is how far the board's clock was past the frame's end then.
+	LateUs     float64 `json:"late_us"`
+	IntLowAtSF bool    `json:"int_low_at_start"`
+}
+
 // PMTraceRow is one looked-at gap (sim/clock GapRecord) in µs; EndUs is the
 // board time of the access that ended it, from the loss.
 type PMTraceRow struct {
-	EndUs       float64 `json:"end_us"`
+	EndUs float64 `json:"end_us"`
+	// HostUs is the host time of the access that ended it, from the loss's
+	// capture (negative: before).
+	HostUs      float64 `json:"host_us"`
 	Kind        string  `json:"kind"`
 	SpanUs      float64 `json:"board_span_us"`
 	BoardUs     float64 `json:"board_us"`
@@ -156,15 +184,19 @@ func segments(tr []clock.GapRecord, cpu clock.CPU) []segment {
 		body := min(r.Board, span)
 		switch r.Kind {
 		case 'w':
+			// The wait first: while it lasts the bus thread moves the
+			// board's time one to one with the host's; the look charges the
+			// wake-up and the gap's running at the factor where it ends,
+			// after the edge, whichever side of the sleep the running was.
 			wake := min(sc(cpu.WakeHostNs), max(body-r.Free, 0))
 			own := max(body-r.Free-wake, 0)
-			t = add(t, t+own, catOwn, r.Kind, i)
 			t = add(t, t+r.Free, catWait, r.Kind, i)
 			t = add(t, t+wake, catWake, r.Kind, i)
+			t = add(t, t+own, catOwn, r.Kind, i)
 		case 'h':
 			own := max(body-r.Free, 0)
-			t = add(t, t+own, catOwn, r.Kind, i)
 			t = add(t, t+r.Free, catWait, r.Kind, i)
+			t = add(t, t+own, catOwn, r.Kind, i)
 		case 'p':
 			// A park's running is the runtime's preemption and scheduling
 			// (sim/clock strict.go): the park's, whichever part was charged.
@@ -225,7 +257,8 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 		return nil
 	}
 	fl := &FirstLoss{Trigger: pm.trigger, ARMMHz: float64(pm.armHz) / 1e6, AtMinClock: pm.armHz == pm.armMinHz && pm.armMinHz != pm.armMaxHz,
-		CPUFactor: float64(pm.cpu.Factor) / clock.FactorUnit, GC: pm.gcAct, ChargedUs: map[string]float64{}}
+		CPUFactor: float64(pm.cpu.Factor) / clock.FactorUnit, GC: pm.gcAct, ChargedUs: map[string]float64{},
+		EdgesDropped: pm.dropped - pm.dropped0}
 	bitNs := int64(1e9) / int64(bitrate)
 	loss, k, ok := lostFrame(pm.frames, streams)
 	frameNs := int64(0)
@@ -236,6 +269,28 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 		start = loss - 2*frameNs
 		if k >= 2 {
 			start = pm.frames[k-2].At
+		}
+		fl.IntLowAtStretch = pm.frames[max(k-2, 0)].IntLowAtStart
+		byTid := map[int]int{}
+		bus, most := 0, 0
+		for _, fr := range pm.frames {
+			if fr.Tid != pm.ownerTid {
+				byTid[fr.Tid]++
+				if byTid[fr.Tid] > most {
+					bus, most = fr.Tid, byTid[fr.Tid]
+				}
+			}
+		}
+		for _, fr := range pm.frames[max(k-2, 0) : k+1] {
+			by := fmt.Sprint(fr.Tid)
+			switch fr.Tid {
+			case pm.ownerTid:
+				by = "owner"
+			case bus:
+				by = "bus"
+			}
+			fl.Frames = append(fl.Frames, PMFrame{EndUs: float64(fr.At-loss) / 1e3, HostUs: float64(fr.Host-pm.host) / 1e3,
+				ByOwner: fr.Tid == pm.ownerTid, By: by, LateUs: float64(fr.Late) / 1e3, IntLowAtSF: fr.IntLowAtStart})
 		}
 	} else {
 		loss = pm.board
@@ -272,7 +327,9 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 	for i, r := range pm.trace {
 		from := r.Virt - recordSpan(r)
 		if r.Virt >= loss-3*frameNs && (i == 0 || pm.trace[i-1].Virt <= loss) {
-			fl.Trace = append(fl.Trace, traceRow(r, loss))
+			row := traceRow(r, loss)
+			row.HostUs = float64(r.At-pm.host) / 1e3
+			fl.Trace = append(fl.Trace, row)
 		}
 		if r.Virt < start || from > loss {
 			continue
@@ -390,8 +447,12 @@ func (fl *FirstLoss) Text() string {
 	if !fl.LostFrameKnown {
 		known = " (lost frame not found: stretch ends at the capture)"
 	}
-	return fmt.Sprintf("first loss (%s) at %.1f ms%s: %s; stretch %.0f µs [%s]; largest %s/%s %.0f µs; owner %s; ARM %.0f MHz factor %.1f; GC %d cycles (near %v, pause in stretch %v); run delay %.0f µs, steal %.0f µs removed",
+	intLow := ""
+	if fl.IntLowAtStretch {
+		intLow = " (INT already low at the stretch's start)"
+	}
+	return fmt.Sprintf("first loss (%s) at %.1f ms%s: %s; stretch %.0f µs [%s]; largest %s/%s %.0f µs; owner %s%s; ARM %.0f MHz factor %.1f; GC %d cycles (near %v, pause in stretch %v); run delay %.0f µs, steal %.0f µs removed",
 		fl.Trigger, fl.LostAtMs, known, fl.Class, fl.StretchUs, strings.Join(parts, ", "), fl.Largest.Category, fl.Largest.Kind,
-		fl.Largest.ToUs-fl.Largest.FromUs, fl.OwnerState, fl.ARMMHz, fl.CPUFactor, fl.GC.Cycles, fl.GC.CycleNearLoss, fl.GCPauseInStretch,
+		fl.Largest.ToUs-fl.Largest.FromUs, fl.OwnerState, intLow, fl.ARMMHz, fl.CPUFactor, fl.GC.Cycles, fl.GC.CycleNearLoss, fl.GCPauseInStretch,
 		fl.RunDelayUs, fl.StealUs)
 }

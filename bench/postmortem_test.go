@@ -21,7 +21,8 @@ func TestSegmentsSplitTheBoardsTimeAsCharged(t *testing.T) {
 	tr := []clock.GapRecord{
 		{Virt: 1_000_000, Kind: 's', Board: 100_000, Gap: 50_000},
 		// 190 µs of short gaps and accesses, 5 µs of it unmatched (10 µs at
-		// the factor); then 80 µs running, 200 µs asleep, the 20 µs wake-up.
+		// the factor); then 200 µs asleep, the 20 µs wake-up and 80 µs
+		// running, charged after the wake-up where the look puts it.
 		{Virt: 1_500_000, Kind: 'w', Board: 300_000, Free: 200_000, Gap: 300_000, Unmatched: 5_000},
 		// A park charged 150 µs of a 400 µs gap; 200 µs removed, so the floors
 		// kept 50 µs.
@@ -34,9 +35,9 @@ func TestSegmentsSplitTheBoardsTimeAsCharged(t *testing.T) {
 		{900_000, 1_000_000, catOwn, 's', 0},
 		{1_000_000, 1_190_000, catOwn, 0, -1},
 		{1_190_000, 1_200_000, catUnmatched, 0, -1},
-		{1_200_000, 1_280_000, catOwn, 'w', 1},
-		{1_280_000, 1_480_000, catWait, 'w', 1},
-		{1_480_000, 1_500_000, catWake, 'w', 1},
+		{1_200_000, 1_400_000, catWait, 'w', 1},
+		{1_400_000, 1_420_000, catWake, 'w', 1},
+		{1_420_000, 1_500_000, catOwn, 'w', 1},
 		{1_600_000, 1_750_000, catPark, 'p', 2},
 		{1_750_000, 1_800_000, catKept, 'p', 2},
 		{1_800_000, 1_800_300, catOwn, 'a', 3},
