@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -238,7 +239,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 type window struct {
 	m                             *metrics.Controller
 	start                         time.Time
-	mallocs0                      uint64 // heapAllocs at the start
+	ms                            runtime.MemStats
 	ru                            unix.Rusage
 	rx0, spiT0, spiB0, overflows0 uint64
 	ints0, polled0                uint64
@@ -251,7 +252,7 @@ type window struct {
 }
 
 func (w *window) begin() {
-	w.mallocs0 = heapAllocs()
+	runtime.ReadMemStats(&w.ms)
 	unix.Getrusage(unix.RUSAGE_SELF, &w.ru)
 	w.rx0, w.spiT0, w.spiB0, w.overflows0 = w.m.RXFrames.Load(), w.m.RXSPITransfers.Load(), w.m.RXSPIBytes.Load(), w.m.RXOverflows.Load()
 	w.ints0, w.polled0 = w.m.Interrupts.Load(), w.m.PolledInts.Load()
@@ -272,9 +273,11 @@ func (w *window) stop() {
 
 // end records the allocation and CPU deltas (after the drain).
 func (w *window) end() {
+	var ms runtime.MemStats
 	var ru unix.Rusage
+	runtime.ReadMemStats(&ms)
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	w.mallocs = heapAllocs() - w.mallocs0
+	w.mallocs = ms.Mallocs - w.ms.Mallocs
 	w.cpu = cpuTime(&ru) - cpuTime(&w.ru)
 }
 
