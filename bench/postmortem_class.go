@@ -359,6 +359,11 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 	return fl
 }
 
+// pmBusLateUs is how late (µs) past a frame the bus thread may deliver it before
+// the post-mortem counts the lateness as host time left in the board's: the
+// clock's BusLateGrace.
+const pmBusLateUs = float64(clock.BusLateGrace) / 1e3
+
 // pmClass is the class of the stretch's largest charged category.
 func pmClass(fl *FirstLoss) string {
 	best, bestUs := "", 0.0
@@ -387,6 +392,12 @@ func pmClass(fl *FirstLoss) string {
 	case catKept, catUnmatched:
 		return ClassHostLeak
 	case "":
+		if len(fl.Frames) > 0 && fl.Frames[0].By == "bus" && fl.Frames[0].LateUs > pmBusLateUs {
+			// Asleep throughout by the account, but the bus thread delivered
+			// the stretch's first frame with the board's clock already far
+			// past it: its lateness stayed in the board's time.
+			return ClassHostLeak
+		}
 		return ClassOther + ":" + catWait
 	}
 	return ClassOther + ":" + best

@@ -66,6 +66,8 @@ func TestFirstLossClassIsTheLargestCharge(t *testing.T) {
 		{"unmatched running", FirstLoss{ChargedUs: map[string]float64{catUnmatched: 300}}, ClassHostLeak},
 		{"a calibration burst", FirstLoss{ChargedUs: map[string]float64{catCalib: 300}}, ClassOther + ":" + catCalib},
 		{"asleep all along", FirstLoss{ChargedUs: map[string]float64{catWait: 300}}, ClassOther + ":" + catWait},
+		{"asleep, the bus thread late", FirstLoss{ChargedUs: map[string]float64{catWait: 300}, Frames: []PMFrame{{By: "bus", LateUs: 5000}}}, ClassHostLeak},
+		{"asleep, the bus thread in time", FirstLoss{ChargedUs: map[string]float64{catWait: 300}, Frames: []PMFrame{{By: "bus", LateUs: 50}}}, ClassOther + ":" + catWait},
 	} {
 		if got := pmClass(&tc.fl); got != tc.want {
 			t.Errorf("%s: class %s, want %s", tc.name, got, tc.want)
