@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
 
 	"go.einride.tech/can"
 
-	"cand/config"
 	"cand/sim/canbus"
 	"cand/sim/clock"
 )
@@ -120,17 +118,7 @@ func TestBusTapKeepsTheNewestFramesInOrder(t *testing.T) {
 // A failing step with the post-mortem on carries its first loss: the lost frame
 // found on the bus, the stretch before it split into categories that cover it.
 func TestEnvelopeStepPostMortem(t *testing.T) {
-	cfg := simConfig(t)
-	base := BaseOf(cfg)
-	set := EnvelopeSettings{StepS: 30, ClockRule: config.SimCPUStrict, StopAtFirstLoss: true, PostMortem: true}
-	s, err := piStep(&base, set)(context.Background(), config.SimBoardPiZero, 1_000_000, LengthDLC0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.judge()
-	if s.Lossless {
-		t.Skipf("the Pi Zero profile lost nothing at 1M, DLC 0, 100 %% (%+v): this test needs a load that loses frames", s)
-	}
+	s := failingPiZeroStep(t, true)
 	fl := s.FirstLoss
 	if fl == nil {
 		t.Fatalf("step %+v: no first_loss", s)

@@ -2,13 +2,11 @@ package clock
 
 import "testing"
 
-// wokenGap is one gap in which the CPU thread sleeps 100 µs until an INT edge,
-// takes 500 µs of host time to be woken, and runs ns of CPU time (with a read
-// system call if syscall); it returns the board's time at the access that ends
-// it, and that time less the board's time when the gap began.
-func wokenGap(t *testing.T, c *Clock, s *script, ns int64, syscall bool) (v, d int64) {
+// waitForEdge has the CPU thread wait 100 µs for the hardware (seen waiting by
+// the bus thread) until an INT edge, which the host takes 500 µs to wake it
+// from.
+func waitForEdge(t *testing.T, c *Clock, s *script) {
 	t.Helper()
-	start := c.Now()
 	s.now += 100 * us
 	s.state = 'S'
 	if c.CPURunning() {
@@ -17,7 +15,17 @@ func wokenGap(t *testing.T, c *Clock, s *script, ns int64, syscall bool) (v, d i
 	c.BusTime(s.now)
 	c.Edge()
 	s.nvcsw++
-	s.now += 500 * us
+	s.now += 500 * us // the host takes 500 µs to run it
+}
+
+// wokenGap is one gap in which the CPU thread waits for an edge (waitForEdge)
+// and runs ns of CPU time (with a read system call if syscall); it returns the
+// board's time at the access that ends it, and that time less the board's time
+// when the gap began.
+func wokenGap(t *testing.T, c *Clock, s *script, ns int64, syscall bool) (v, d int64) {
+	t.Helper()
+	start := c.Now()
+	waitForEdge(t, c, s)
 	s.busy(ns)
 	if syscall {
 		s.sys++
