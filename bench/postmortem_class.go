@@ -82,8 +82,7 @@ type PMSegment struct {
 type PMFrame struct {
 	EndUs float64 `json:"end_us"`
 	// HostUs is the host time it was delivered at, from the capture.
-	HostUs  float64 `json:"host_us"`
-	ByOwner bool    `json:"delivered_by_owner"`
+	HostUs float64 `json:"host_us"`
 	// By is the delivering thread: owner, bus (the thread that delivered most
 	// of the ring's frames other than the owner) or another thread's ID.
 	By string `json:"delivered_by"`
@@ -290,7 +289,7 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 				by = "bus"
 			}
 			fl.Frames = append(fl.Frames, PMFrame{EndUs: float64(fr.At-loss) / 1e3, HostUs: float64(fr.Host-pm.host) / 1e3,
-				ByOwner: fr.Tid == pm.ownerTid, By: by, LateUs: float64(fr.Late) / 1e3, IntLowAtSF: fr.IntLowAtStart})
+				By: by, LateUs: float64(fr.Late) / 1e3, IntLowAtSF: fr.IntLowAtStart})
 		}
 	} else {
 		loss = pm.board

@@ -61,7 +61,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "cand bench: %v\n", err)
+			fmt.Fprintln(stderr, err)
 			return 2
 		}
 		return runEnvelope(cfg, o, stdout, stderr)
