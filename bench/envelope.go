@@ -50,6 +50,9 @@ type EnvelopeSettings struct {
 	// StopAtFirstLoss ends a step at its first RX overflow or sequence gap: the
 	// step has failed, and the search needs no more of it (Scenario.StopAtFirstLoss).
 	StopAtFirstLoss bool `json:"stop_at_first_loss"`
+	// PostMortem: each failing step records what the owner thread and the
+	// board's clock did before its first loss (EnvelopeStep.FirstLoss).
+	PostMortem bool `json:"postmortem,omitempty"`
 	// ClockRule is hardware.sim_cpu of every step (strict).
 	ClockRule config.SimCPU `json:"clock_rule"`
 	// IntPollWindowUs is the controllers' int_poll_window, the configuration's
@@ -90,6 +93,9 @@ type EnvelopeStep struct {
 	// Clock is what the virtual Pi's clock charged and removed over the step's
 	// run: where a loss at a low load came from.
 	Clock *ClockResult `json:"sim_clock,omitempty"`
+	// FirstLoss is the post-mortem of the step's first loss (settings'
+	// PostMortem; nil: off or lossless).
+	FirstLoss *FirstLoss `json:"first_loss,omitempty"`
 }
 
 // judge sets Lossless: nothing lost, no RX overflow, no sequence gap, no error.
@@ -208,6 +214,9 @@ func (r *envelopeRun) runCells(ctx context.Context, f *EnvelopeFile) error {
 			fmt.Fprintf(r.progress, "envelope: %s %s %s at %d %% for %gs...\n", k.board, rate(k.bitrate), k.length, load, r.set.StepS)
 			s, err := r.run(ctx, k.board, k.bitrate, k.length, load)
 			s.LoadAvg = r.loadAvg()
+			if s.FirstLoss != nil {
+				fmt.Fprintf(r.progress, "envelope: %s (host load %.2f)\n", s.FirstLoss.Text(), s.LoadAvg)
+			}
 			c.HostLoadAvg.add(s.LoadAvg)
 			return s, err
 		}

@@ -43,6 +43,10 @@ func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
 			fmt.Fprintln(w)
 		}
 	}
+	if s.PostMortem {
+		fmt.Fprintln(w)
+		FirstLossMarkdown(w, f)
+	}
 }
 
 // cellText is a cell as the table shows it: "100 %", "85 % (90 %: 12 lost in

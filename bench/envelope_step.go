@@ -139,7 +139,8 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 		}
 		sc := Scenario{Name: fmt.Sprintf("envelope-%s-%s-%s-%d", board, rate(bitrate), length, load), Bitrate: bitrate,
 			DLC: 8, IntPollWindow: time.Duration(set.IntPollWindowUs * 1e3), Board: board, Rule: set.ClockRule,
-			Duration: time.Duration(set.StepS * float64(time.Second)), Workload: wl, StopAtFirstLoss: set.StopAtFirstLoss}
+			Duration: time.Duration(set.StepS * float64(time.Second)), Workload: wl, StopAtFirstLoss: set.StopAtFirstLoss,
+			PostMortem: set.PostMortem}
 		res, err := RunScenario(ctx, sc, base)
 		if ctx.Err() != nil {
 			return EnvelopeStep{}, ctx.Err()
@@ -150,6 +151,7 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 		s.StoppedAtFirstLoss = set.StopAtFirstLoss && res.DurationS < 0.999*set.StepS
 		s.MixPeerLoadPercent = share
 		s.Clock = &res.Clock
+		s.FirstLoss = res.FirstLoss
 		if err != nil {
 			s.Error = err.Error()
 		} else if res.ClockRule != string(set.ClockRule) || res.Board != string(board) {
@@ -178,6 +180,8 @@ type EnvelopeOptions struct {
 	// cells of the same settings.
 	Out   string
 	Fresh bool
+	// PostMortem records each failing step's first loss (EnvelopeStep.FirstLoss).
+	PostMortem bool
 }
 
 // EnvelopeOut is the JSON document's file name in cand bench's -out directory.
@@ -193,7 +197,8 @@ func RunEnvelope(ctx context.Context, cfg *config.Config, o EnvelopeOptions, pro
 	}
 	set := EnvelopeSettings{Boards: o.Boards, Bitrates: o.Bitrates, Lengths: o.Lengths, StepS: o.Step.Seconds(),
 		ClockRule: config.SimCPUStrict, IntPollWindowUs: us(cfg.Controllers[0].IntPollWindow.D()),
-		Config: o.Config, SPIClockHz: cfg.Controllers[0].SPI.ClockHz, Commit: o.Commit, StopAtFirstLoss: !o.FullSteps}
+		Config: o.Config, SPIClockHz: cfg.Controllers[0].SPI.ClockHz, Commit: o.Commit, StopAtFirstLoss: !o.FullSteps,
+		PostMortem: o.PostMortem}
 	if set.Boards == nil {
 		set.Boards = EnvelopeBoards
 	}

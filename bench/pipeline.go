@@ -57,6 +57,10 @@ type Scenario struct {
 	// StopAtFirstLoss ends the measured window early at the first RX overflow
 	// or sequence gap (a search that only asks whether a load loses frames).
 	StopAtFirstLoss bool
+	// PostMortem records what the owner thread and the board's clock did before
+	// the window's first RX overflow or sequence gap (postmortem.go): the
+	// result's FirstLoss.
+	PostMortem bool
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -156,6 +160,10 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if err != nil {
 		return res, err
 	}
+	var pm *postMortem
+	if sc.PostMortem {
+		pm = newPostMortem(pi) // before the peers start: the bus observer counts their frames
+	}
 	h, err := startDaemon(ctx, sc.Name, cfg, pi)
 	if err != nil {
 		return res, err
@@ -167,15 +175,42 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	w := window{m: m, board: pi.Clock().Reached}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
-	if sc.StopAtFirstLoss {
-		r.lost = func() bool { return m.RXOverflows.Load() != w.overflows0 || sum(r.streams, false).gaps > 0 }
+	lost := func() (bool, string) {
+		switch {
+		case m.RXOverflows.Load() != w.overflows0:
+			return true, "rx_overflow"
+		case sum(r.streams, false).gaps > 0:
+			return true, "sequence_gap"
+		}
+		return false, ""
+	}
+	switch {
+	case pm != nil:
+		r.lost = func() bool {
+			l, why := lost()
+			pm.watch(l, why)
+			return l && sc.StopAtFirstLoss
+		}
+	case sc.StopAtFirstLoss:
+		r.lost = func() bool { l, _ := lost(); return l }
 	}
 	var busy busyWatch
 	busy.tid, busy.err = spy.wait(2 * time.Second)
+	if pm != nil {
+		pm.ownerTid = busy.tid
+	}
 	chip := pi.Node(0).Chip
 	arb0 := chip.Stats().ArbLost
 	hb := heartbeatWatch{age: h.d.Owner.HeartbeatAge}
-	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin(); hb.begin() }, func() { w.stop(); busy.end(); res.HeartbeatMaxMs = hb.end() })
+	err = r.run(ctx, sc.Duration, func() {
+		w.begin()
+		pw.begin()
+		busy.begin()
+		hb.begin()
+		if pm != nil {
+			pm.begin()
+		}
+	}, func() { w.stop(); busy.end(); res.HeartbeatMaxMs = hb.end() })
 	w.end()
 	deltas := pw.deltas()
 	res.TXArbLost = chip.Stats().ArbLost - arb0
@@ -188,6 +223,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	res.Stages["board_int_low"] = stageOf(pi.INTLow(0).Snapshot())
 	res.ownerBusy(&busy)
 	res.Clock = clockOf(pi)
+	if pm != nil {
+		res.FirstLoss = pm.analyse(r.streams, sc.Bitrate)
+	}
 	if sc.Burst > 1 {
 		res.Burst = burstOf(sc, m, &w)
 	}

@@ -17,7 +17,8 @@ import (
 
 // runBench is `cand bench [-quick] [-run REGEXP] [-config FILE] [-out DIR]
 // [-loopback] [-check BASELINE [-tolerance PCT]]`, or `cand bench -envelope
-// [-step DURATION] [-full-steps] [-fresh] [-config FILE] [-out DIR]`: the pipeline and SPI engine
+// [-step DURATION] [-full-steps] [-fresh] [-boards LIST] [-bitrates LIST]
+// [-lengths LIST] [-postmortem] [-config FILE] [-out DIR]`: the pipeline and SPI engine
 // benchmark (package bench), on the virtual Pi, or with -loopback what needs no
 // bus on the board the configuration names (a real Pi with hardware.backend:
 // bcm2835). It prints the Markdown tables on stdout, progress on stderr, and the
@@ -39,6 +40,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	step := fs.Duration("step", bench.EnvelopeStepDefault, "with -envelope: each load step's measured window")
 	full := fs.Bool("full-steps", false, "with -envelope: run a failing step for its whole window (its loss over the step) instead of stopping it at its first loss (up to twice the time)")
 	fresh := fs.Bool("fresh", false, "with -envelope: start over instead of resuming the cells already in OUT/envelope.json")
+	boards := fs.String("boards", "", "with -envelope: only these board profiles, comma-separated (default pi-zero,pi3,pi4)")
+	bitrates := fs.String("bitrates", "", "with -envelope: only these bitrates in bit/s, comma-separated (default 125000,250000,500000,1000000)")
+	lengths := fs.String("lengths", "", "with -envelope: only these frame lengths, comma-separated (default dlc0,dlc8,mix)")
+	postmortem := fs.Bool("postmortem", false, "with -envelope: record what the owner thread and the board's clock did before each failing step's first loss (first_loss in the JSON, a line on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,8 +53,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *envelope {
-		return runEnvelope(cfg, bench.EnvelopeOptions{Step: *step, Config: *path, Commit: version,
-			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh, FullSteps: *full}, stdout, stderr)
+		o := bench.EnvelopeOptions{Step: *step, Config: *path, Commit: version,
+			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh, FullSteps: *full, PostMortem: *postmortem}
+		if o.Boards, err = bench.ParseEnvelopeBoards(*boards); err == nil {
+			if o.Bitrates, err = bench.ParseEnvelopeBitrates(*bitrates); err == nil {
+				o.Lengths, err = bench.ParseEnvelopeLengths(*lengths)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		return runEnvelope(cfg, o, stdout, stderr)
 	}
 	if cfg.Hardware.Backend == config.BackendBCM2835 && !*loopback {
 		fmt.Fprintf(stderr, "cand bench: %s has hardware.backend bcm2835: on a real board only what needs no bus runs; add -loopback\n", *path)

@@ -172,6 +172,7 @@ type Clock struct {
 	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look (dedicated)
 	base  sample     // the CPU thread at the strict rule's last look
 	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
+	wruns runHist    // the CPU time of its gaps woken by an INT edge (outlier.go)
 	stats Stats
 	trace atomic.Pointer[traceRing] // the strict rule's per-gap trace (trace.go; nil: off)
 }
@@ -243,7 +244,7 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
 	c.base = c.h.sample(c)
-	c.runs = runHist{}
+	c.runs, c.wruns = runHist{}, runHist{}
 	now := c.h.now()
 	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()

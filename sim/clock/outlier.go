@@ -18,6 +18,14 @@ import "math/bits"
 // removed (category KernelOutlier) and the median is charged at the factor. A
 // stretch of cand's own code without a system call is charged in full however
 // long (TestBusyStretchIsCharged, TestSpinWithoutSyscallIsCharged).
+//
+// A gap in which the CPU thread slept until an INT edge woke it holds the same
+// few system calls around its sleep (epoll_wait, the edge event's read), and
+// the freshly woken thread is where the host's time shows most: the vCPU woken
+// from its halt, the interrupts that wake it counted as the thread's running (a
+// kernel without CONFIG_IRQ_TIME_ACCOUNTING). Such gaps are held to the median
+// of their own kind (a woken gap's running is shorter than a looked-at running
+// gap's, which is longer than LookGap by selection), by the same rule.
 const (
 	// OutlierTimes: a gap with more CPU time than this many times the median
 	// gap's is an outlier.
@@ -53,12 +61,13 @@ func (h *runHist) median() int64 {
 	return 0
 }
 
-// outlier records a gap's CPU time on (the CPU thread did not sleep in it) and
-// returns the part of it that is the host's: beyond the median, when the gap is
-// an outlier and a system call was made (syscalls). mu held.
-func (c *Clock) outlier(on int64, syscalls bool) int64 {
-	med := c.runs.median()
-	c.runs.add(on)
+// outlier records a gap's CPU time on in h (the gaps of its kind: without a
+// sleep, or woken by an edge) and returns the part of it that is the host's:
+// beyond the median, when the gap is an outlier and a system call was made
+// (syscalls). mu held.
+func (c *Clock) outlier(h *runHist, on int64, syscalls bool) int64 {
+	med := h.median()
+	h.add(on)
 	if med == 0 || !syscalls || on <= OutlierTimes*med {
 		return 0
 	}

@@ -171,10 +171,15 @@ func (c *Clock) look(now, prev, gap int64) {
 	*b = s
 
 	outlier := int64(0)
-	if !slept {
+	if !slept || woke {
 		// Of its running, what a system call took far beyond the median gap is
-		// the host's (outlier.go).
-		if x := min(c.outlier(on, syscalls), run); x > 0 {
+		// the host's (outlier.go); a gap woken by an edge against the median of
+		// such gaps (the wake-up's return to the thread and its event read).
+		h := &c.runs
+		if slept {
+			h = &c.wruns
+		}
+		if x := min(c.outlier(h, on, syscalls), run); x > 0 {
 			c.stats.add(KernelOutlier, x)
 			on, run, outlier = on-x, run-x, x
 		}
@@ -193,7 +198,7 @@ func (c *Clock) look(now, prev, gap int64) {
 		// It waited until an INT edge (or a look that found it runnable)
 		// woke it: the wait is the board's time; the wake-up path until it ran
 		// costs the board's wake-up instead of the host's.
-		path := clamp(now-c.wokeAt.Load()-on-rd, 0, rest)
+		path := clamp(now-c.wokeAt.Load()-on-outlier-rd, 0, rest) // the outlier was on its CPU too
 		cost := scaled(c.cpu.wakeHost.Load(), f)
 		free = rest - path
 		board += free + cost

@@ -189,15 +189,7 @@ func TestWaitIsTheBoardsTime(t *testing.T) {
 func TestWakeUpCostsTheBoardsWakeUp(t *testing.T) {
 	c, s := strictOn(t, 2*FactorUnit, CPU{WakeHostNs: 40 * us})
 	start := c.Now()
-	s.now += 100 * us
-	s.state = 'S'
-	if c.CPURunning() {
-		t.Fatal("CPURunning true while it waits")
-	}
-	c.BusTime(s.now)
-	c.Edge()
-	s.nvcsw++
-	s.now += 500 * us // the host takes 500 µs to run it
+	waitForEdge(t, c, s)
 	s.busy(5 * us)
 	want := start + 100*us + 80*us + 10*us
 	if v := c.Access(); v != want {
