@@ -65,10 +65,12 @@ controllers:
 	var b [socketcan.FrameSize]byte
 	for i := range 3 {
 		socketcan.Encode(&b, can.Frame{ID: 0x100 + uint32(i), Length: 2, Data: can.Data{byte(i), 0xAA}})
-		if _, err := unix.Write(host, b[:]); err != nil {
+		// Blocking calls: the Go runtime's signals (and qemu-user's) may cut them
+		// short with EINTR, which is no answer yet.
+		if _, err := retryEINTR(func() (int, error) { return unix.Write(host, b[:]) }); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := unix.Read(host, b[:]); err != nil {
+		if _, err := retryEINTR(func() (int, error) { return unix.Read(host, b[:]) }); err != nil {
 			t.Fatalf("answer %d: %v", i, err)
 		}
 	}
@@ -257,5 +259,15 @@ func TestStatusPermission(t *testing.T) {
 	code, out, errOut = asNobody(uint32(g))
 	if code != 0 || !strings.HasPrefix(out, "1: sim0: interface vcan0 ") {
 		t.Errorf("in group %s: exit %d, stdout %q, stderr %q; want the status", group.Name, code, out, errOut)
+	}
+}
+
+// retryEINTR calls f again while it fails with EINTR.
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if !errors.Is(err, unix.EINTR) {
+			return n, err
+		}
 	}
 }
