@@ -226,7 +226,7 @@ func lostFrame(frames []tapFrame, streams []*stream) (at int64, idx int, ok bool
 		// The first gap's counter; without one, the frame expected next if the
 		// window's last frames never arrived (lost at its very end: no gap).
 		want := s.firstGap
-		if !s.gapSeen {
+		if s.gaps == 0 {
 			if s.next >= s.sentEnd {
 				continue
 			}

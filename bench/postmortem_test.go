@@ -85,11 +85,11 @@ func TestLostFrameIsTheFirstMissingCounter(t *testing.T) {
 		{At: 200, From: 1, Nth: 5, F: frame(0x123, 5)},
 		{At: 300, From: 1, Nth: 6, F: frame(0x123, 6)},
 	}
-	s.firstGap, s.gapSeen = 5, true
+	s.firstGap, s.gaps = 5, 1
 	if at, idx, ok := lostFrame(frames, []*stream{s}); !ok || at != 200 || idx != 2 {
 		t.Errorf("gap at 5: got %d, frame %d, %v; want 200, frame 2", at, idx, ok)
 	}
-	s.gapSeen, s.next, s.sentEnd = false, 6, 7
+	s.gaps, s.next, s.sentEnd = 0, 6, 7
 	if at, _, ok := lostFrame(frames, []*stream{s}); !ok || at != 300 {
 		t.Errorf("lost at the end (next 6 of 7 sent): got %d, %v; want 300", at, ok)
 	}

@@ -27,13 +27,11 @@ type stream struct {
 	next           uint64 // the counter expected next
 	received       uint64 // frames in the window that arrived
 	gaps           uint64 // frames missing between two that arrived
-	// firstGap is the counter of the first frame found missing (gapSeen).
-	firstGap   uint64
-	gapSeen    bool
-	reordered  uint64 // frames that arrived after a later one
-	duplicates uint64 // frames that arrived again (not counted as received)
-	bits       uint64 // their wire bits (canwire.Bits)
-	now        uint64 // sent() read after the last batch
+	firstGap       uint64 // the counter of the first frame found missing (once gaps > 0)
+	reordered      uint64 // frames that arrived after a later one
+	duplicates     uint64 // frames that arrived again (not counted as received)
+	bits           uint64 // their wire bits (canwire.Bits)
+	now            uint64 // sent() read after the last batch
 	// seen[c%len] is c+1 for the counters c that arrived, over the last len.
 	seen [4096]uint64
 }
@@ -84,8 +82,8 @@ func (s *stream) take(f can.Frame, c, mod uint64, ok, stopped bool, sentNow uint
 	if full < s.next {
 		s.reordered++
 	} else {
-		if full > s.next && !s.gapSeen {
-			s.firstGap, s.gapSeen = s.next, true
+		if full > s.next && s.gaps == 0 {
+			s.firstGap = s.next
 		}
 		s.gaps += full - s.next
 		s.next = full + 1
