@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"cand/canstate"
+	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -84,7 +85,10 @@ func (p *Port) sendError(ef *socketcan.ErrorFrame) {
 		return
 	}
 	ef.Encode(&p.errBuf)
-	if err := socketcan.WriteFrame(p.sockFd, &p.errBuf); err != nil {
+	p.kernel.enter(kernelop.SocketWrite)
+	err := socketcan.WriteFrame(p.sockFd, &p.errBuf)
+	p.kernel.exit(kernelop.SocketWrite)
+	if err != nil {
 		p.writeErr(err)
 		return
 	}

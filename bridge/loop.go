@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/kernelop"
 )
 
 // epoll user data: port index << 2 | source.
@@ -63,12 +65,19 @@ type window struct {
 // eventfd, then gives every port its turn and the poll window, until stopped. While
 // the window is open, epoll_wait only looks (timeout 0).
 func (o *Owner) loop(ep int) error {
+	o.kernel = meter{o.Kernel}
 	var events [16]unix.EpollEvent
 	timeout := -1 // first turn: no epoll_wait; look at every INT level and socket at once
 	for {
 		o.beat()
 		if timeout >= 0 {
+			if timeout == 0 {
+				o.kernel.enter(kernelop.EpollLook)
+			}
 			n, err := unix.EpollWait(ep, events[:], timeout)
+			if timeout == 0 {
+				o.kernel.exit(kernelop.EpollLook)
+			}
 			if err != nil && !errors.Is(err, unix.EINTR) {
 				return fmt.Errorf("owner: epoll_wait: %w", err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"cand/internal/kernelop"
 	"cand/internal/mono"
 )
 
@@ -22,12 +23,17 @@ type Owner struct {
 	// real Pi's). The heartbeat is CLOCK_MONOTONIC: systemd's watchdog runs on
 	// the host's clock, whatever the board's.
 	Clock mono.Clock
+	// Kernel is told around the owner thread's frame-path system calls (socket
+	// writes and reads, epoll looks, INT event reads) so that the virtual Pi can
+	// charge each at the board's kernel cost (nil: real hardware, not metered).
+	Kernel kernelop.Meter
 
 	heartbeat atomic.Int64
 	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
 	stop      atomic.Bool
 	restart   atomic.Bool
-	failures  int // ports whose socket failed for good (owner thread only)
+	failures  int   // ports whose socket failed for good (owner thread only)
+	kernel    meter // Kernel, for the loop
 	apply     applier
 
 	// The loop's schedule (loop.go), on the owner thread, and its published counts.
@@ -91,6 +97,7 @@ func (o *Owner) Run(ctx context.Context) error {
 	}
 	for i, p := range o.Ports {
 		p.index, p.ep, p.owner = i, ep, o
+		p.kernel = meter{o.Kernel}
 		if err := add(p.intFd, unix.EPOLLIN, i<<2|srcInt); err != nil {
 			return fmt.Errorf("owner: %s: cannot watch the INT line: %w", p.Name, err)
 		}

@@ -129,6 +129,8 @@ type Port struct {
 	owner    *Owner // for Owner.check, once the port failed
 	linkErrs bool   // a link error from the socket was logged in this episode
 
+	kernel meter // the owner's Kernel (syscall.go)
+
 	// Socket errors (sockerr.go): failed is set for good when the socket failed
 	// for a cause no retry mends; failure says which.
 	failed  bool

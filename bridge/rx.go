@@ -9,6 +9,7 @@ import (
 
 	"cand/canwire"
 	"cand/hw/gpio"
+	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -17,7 +18,9 @@ import (
 // interrupt with the newest edge's kernel timestamp. If the level is already high,
 // the poll window or a previous pass has handled it: no SPI transfer is spent.
 func (p *Port) intEvents() error {
+	p.kernel.enter(kernelop.EventRead)
 	n, err := gpio.ReadEvents(p.intFd, p.evBuf[:], p.ev[:])
+	p.kernel.exit(kernelop.EventRead)
 	if err != nil && n == 0 {
 		if err == unix.EAGAIN {
 			return nil
@@ -114,7 +117,9 @@ func (p *Port) exportRXStats() {
 func (p *Port) Received(f *can.Frame) {
 	socketcan.Encode(&p.rxBuf, *f)
 	p.spi.probe.socketWrite(true)
+	p.kernel.enter(kernelop.SocketWrite)
 	err := socketcan.WriteFrame(p.sockFd, &p.rxBuf)
+	p.kernel.exit(kernelop.SocketWrite)
 	p.spi.probe.socketWrite(false)
 	// The frame took the bus whether or not the socket takes it: bus load.
 	p.M.RXBits.Add(uint64(canwire.Bits(f)))

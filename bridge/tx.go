@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"cand/canwire"
+	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -15,7 +16,9 @@ import (
 func (p *Port) pumpTX() error {
 	// Off the bus, frames wait in the socket queue until the restart.
 	for p.sockReadable && !p.busOff && p.bridging() && p.Ctl.TxFree() {
+		p.kernel.enter(kernelop.SocketRead)
 		_, err := socketcan.ReadFrame(p.sockFd, &p.txBuf, &p.drops)
+		p.kernel.exit(kernelop.SocketRead)
 		if err != nil {
 			// By its cause (sockerr.go): back-pressure, a link event, a bad
 			// record, or the end of this port's bridging.
