@@ -44,6 +44,7 @@ func (o *Owner) drain() error {
 			p.log("frames the chip did not release at exit: counted as dropped", p.linkArgs("frames", n)...)
 			p.dropPending()
 		}
+		p.deliverAll()
 		p.countUnsent()
 		if !chip {
 			continue

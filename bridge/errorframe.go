@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"cand/canstate"
-	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/socketcan"
 )
@@ -76,21 +75,4 @@ func errorFrameFor(e *mcp2515.ErrorEvent) socketcan.ErrorFrame {
 		ef.Data[6], ef.Data[7] = e.TEC, e.REC
 	}
 	return ef
-}
-
-// sendError writes an error frame to the socket (if error frames are on) and
-// counts it, or counts the failure.
-func (p *Port) sendError(ef *socketcan.ErrorFrame) {
-	if !p.errorFrames {
-		return
-	}
-	ef.Encode(&p.errBuf)
-	p.kernel.enter(kernelop.SocketWrite)
-	err := socketcan.WriteFrame(p.sockFd, &p.errBuf)
-	p.kernel.exit(kernelop.SocketWrite)
-	if err != nil {
-		p.writeErr(err)
-		return
-	}
-	p.M.ErrorFrames.Inc()
 }

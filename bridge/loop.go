@@ -129,6 +129,7 @@ func (o *Owner) loop(ep int) error {
 func (p *Port) turn(manual bool, timeout int) (int, error) {
 	timeout, on := p.recover(manual, timeout)
 	if !on {
+		p.deliver() // what the ring holds still goes to the socket, or is counted
 		return timeout, nil
 	}
 	// Level semantics: an INT still low (missed edge, or the handler's bound) is
@@ -150,6 +151,7 @@ func (p *Port) turn(manual bool, timeout int) (int, error) {
 	if err := p.pumpTX(); err != nil {
 		return timeout, fmt.Errorf("%s: %w", p.Name, err)
 	}
+	p.deliver() // error frames a TX timeout or a restart queued
 	if p.stuck {
 		timeout = 1 // come back soon, without spinning
 	}

@@ -72,12 +72,17 @@ type Port struct {
 	idle  int
 	storm bool
 
-	// RX (rx.go)
-	edgeNs int64 // kernel timestamp of the INT edge being handled
+	// RX (rx.go, deliver.go)
+	ring        *rxRing // frames from the chip's drain to the socket (ring.go)
+	lossPending bool    // the full ring lost frames: an overflow error frame is due
+	owed        int     // entries queued since deliver last ran: it writes at least these
+	edgeNs      int64   // when the INT assertion being drained was seen (0: unknown yet)
+	// drainAt, handledAt: when the last drain began and ended; releasedBefore:
+	// releasedNs when it began. readEdges pairs edges with them.
+	drainAt, handledAt, releasedBefore int64
 	// releasedNs is when an interrupt was last handled to the end (INT high): an
 	// edge stamped before it was already handled (e.g. by the poll window).
 	releasedNs int64
-	rxBuf      [16]byte
 	evBuf      [16 * gpio.EventSize]byte
 	ev         [16]gpio.Event
 	seq        gpio.SeqTracker
@@ -154,6 +159,7 @@ func NewPort(c PortConfig) *Port {
 		logf:        c.Log,
 		infof:       c.Info,
 		ep:          -1,
+		ring:        newRing(RingFrames),
 	}
 	p.gate.line = c.Int
 	p.gate.clock = c.Clock

@@ -14,58 +14,52 @@ import (
 	"cand/socketcan"
 )
 
-// intEvents reads the INT line's queued edge events (one read) and handles the
-// interrupt with the newest edge's kernel timestamp. If the level is already high,
-// the poll window or a previous pass has handled it: no SPI transfer is spent.
+// intEvents runs when epoll finds the INT line's edge events readable. The chip
+// comes first: with INT asserted the chip is drained before the events are read
+// (a system call). Then the events are read (one read), each frame the drain
+// found is paired with its edge, and the frames go to the socket (deliver.go).
 func (p *Port) intEvents() error {
-	p.kernel.enter(kernelop.EventRead)
-	n, err := gpio.ReadEvents(p.intFd, p.evBuf[:], p.ev[:])
-	p.kernel.exit(kernelop.EventRead)
-	if err != nil && n == 0 {
-		if err == unix.EAGAIN {
-			return nil
-		}
-		return fmt.Errorf("%s: reading INT events: %w", p.Name, err)
+	var err error
+	drained := false
+	if !p.down && p.intr.Asserted() {
+		drained = true
+		err = p.drain(0)
 	}
-	var edge int64
-	for k := range n {
-		e := &p.ev[k]
-		if e.ID == gpio.EventFallingEdge {
-			edge = int64(e.TimestampNs)
-		}
-		if lost := p.seq.Observe(e); lost != 0 {
-			p.M.IntEventsLost.Add(uint64(lost))
-		}
+	if rerr := p.readEdges(drained); err == nil {
+		err = rerr
 	}
-	p.M.IntEdges.Add(uint64(n))
-	if edge == 0 || p.down || !p.intr.Asserted() {
-		return nil
-	}
-	if edge <= p.releasedNs {
-		// A stale edge (its interrupt was handled by polling): INT is low again for
-		// a newer frame whose edge has not been read yet. Handle it, but do not
-		// pair its latency with the old timestamp.
-		edge = 0
-	}
-	if err := p.interrupt(edge); err != nil {
+	p.deliver()
+	if err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}
 	return nil
 }
 
-// interrupt handles one INT assertion whose edge the kernel stamped at edgeNs:
-// HandleInterrupt reads the status and the full RX buffers (each frame goes to
-// Received), and reports TX done and errors (storm.go: or one Poll, while the line
-// is stuck).
+// interrupt handles an INT assertion found by a level read (a loop turn, the poll
+// window), edgeNs being when it was seen (0: unknown): the chip is drained, then
+// the frames go to the socket.
 func (p *Port) interrupt(edgeNs int64) error {
+	err := p.drain(edgeNs)
+	p.deliver()
+	return err
+}
+
+// drain services the chip from INT seen asserted until it is released:
+// HandleInterrupt reads the status and the full RX buffers (each frame goes to
+// Received, into the ring), and reports TX done and errors (storm.go: or one
+// Poll, while the line is stuck). Nothing here makes a system call: frames and
+// error frames wait in the ring, a TX buffer freed while RX buffers are full is
+// loaded after the drain (TXFreed), and the INT line's events are read after it.
+func (p *Port) drain(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)
 	start := p.clock.Now()
 	p.M.Interrupts.Inc()
-	p.edgeNs = edgeNs
+	p.drainAt, p.releasedBefore = start, p.releasedNs
 	if edgeNs != 0 {
 		p.M.IntToHandler.Observe(start - edgeNs)
 	}
+	p.edgeNs = edgeNs
 	p.spi.BeginInterrupt(start)
 	p.refill = true
 	done, err := p.service()
@@ -77,26 +71,78 @@ func (p *Port) interrupt(edgeNs int64) error {
 		}
 	}
 	p.exportRXStats()
+	p.spi.EndInterrupt()
+	p.edgeNs = 0
 	if errors.Is(err, mcp2515.ErrNoChip) {
 		// The chip stopped answering (MISO floats): recovery, not the end of cand.
-		p.spi.EndInterrupt()
-		p.edgeNs = 0
 		p.chipLost(err)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	p.spi.EndInterrupt()
 	p.stuck = !done
+	end := p.clock.Now()
 	if done {
-		p.releasedNs = p.clock.Now()
+		p.releasedNs = end
 	}
+	p.handledAt = end
 	if edgeNs != 0 {
-		p.M.IntHandled.Observe(p.clock.Now() - edgeNs)
+		p.M.IntHandled.Observe(end - edgeNs)
 	}
-	p.edgeNs = 0
 	return p.afterInterrupt()
+}
+
+// readEdges reads the INT line's queued edge events (one read). After a drain
+// (drained), the drain's interrupt and its frames are paired with their edges:
+// each frame with the newest falling edge stamped before its status pass began,
+// the interrupt with the newest before the drain began. An edge stamped before
+// the previous interrupt ended (releasedBefore) was that interrupt's, handled by
+// polling: it pairs with nothing.
+func (p *Port) readEdges(drained bool) error {
+	p.kernel.enter(kernelop.EventRead)
+	n, err := gpio.ReadEvents(p.intFd, p.evBuf[:], p.ev[:])
+	p.kernel.exit(kernelop.EventRead)
+	if err != nil && n == 0 {
+		if err == unix.EAGAIN {
+			return nil
+		}
+		return fmt.Errorf("reading INT events: %w", err)
+	}
+	for k := range n {
+		if lost := p.seq.Observe(&p.ev[k]); lost != 0 {
+			p.M.IntEventsLost.Add(uint64(lost))
+		}
+	}
+	p.M.IntEdges.Add(uint64(n))
+	if !drained {
+		return nil
+	}
+	edges := p.ev[:n]
+	if edge := newestEdge(edges, p.releasedBefore, p.drainAt); edge != 0 {
+		p.M.IntToHandler.Observe(p.drainAt - edge)
+		p.M.IntHandled.Observe(p.handledAt - edge)
+	}
+	from, to := p.ring.written()
+	for i := from; i != to; i++ {
+		if e := p.ring.at(i); e.edgeNs == 0 && !e.isErr {
+			e.edgeNs = newestEdge(edges, p.releasedBefore, e.readNs)
+		}
+	}
+	return nil
+}
+
+// newestEdge is the timestamp of the newest falling edge in evs stamped after
+// after and at or before by (0: none).
+func newestEdge(evs []gpio.Event, after, by int64) int64 {
+	var edge int64
+	for k := range evs {
+		e := &evs[k]
+		if t := int64(e.TimestampNs); e.ID == gpio.EventFallingEdge && t > after && t <= by && t > edge {
+			edge = t
+		}
+	}
+	return edge
 }
 
 // exportRXStats adds the controller's RX counters that grew since the last call to
@@ -113,28 +159,25 @@ func (p *Port) exportRXStats() {
 	}
 }
 
-// Received implements mcp2515.Sink: the frame is written to the socket at once.
+// Received implements mcp2515.Sink: the frame goes into the ring, to be written
+// to the socket once the chip is empty (deliver.go). A full ring loses it,
+// counted and reported (ringFull).
 func (p *Port) Received(f *can.Frame) {
-	socketcan.Encode(&p.rxBuf, *f)
-	p.spi.probe.socketWrite(true)
-	p.kernel.enter(kernelop.SocketWrite)
-	err := socketcan.WriteFrame(p.sockFd, &p.rxBuf)
-	p.kernel.exit(kernelop.SocketWrite)
-	p.spi.probe.socketWrite(false)
 	// The frame took the bus whether or not the socket takes it: bus load.
 	p.M.RXBits.Add(uint64(canwire.Bits(f)))
-	if err != nil {
-		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not take
-		// it. Counted, never silent.
-		p.writeErr(err)
+	p.reportLoss()
+	e := p.ring.slot()
+	if e == nil {
+		p.ringFull()
 		return
 	}
-	now := p.clock.Now()
-	p.M.RXFrames.Inc()
-	p.M.RXBytes.Add(uint64(f.Length))
-	if p.edgeNs != 0 {
-		p.M.RXEndToEnd.Observe(now - p.edgeNs)
-	}
+	socketcan.Encode(&e.rec, *f)
+	e.data, e.isErr = f.Length, false
+	e.readNs, e.edgeNs = p.Ctl.StatusAt(), p.edgeNs
+	e.pushNs = p.clock.Now()
+	p.ring.commit()
+	p.owed++
+	p.M.RXChipToRing.Observe(e.pushNs - e.readNs)
 }
 
 // BothFull implements mcp2515.Sink.

@@ -64,12 +64,14 @@ func (p *Port) Transmitted(buf int) {
 }
 
 // TXFreed implements mcp2515.Sink: a pass of the interrupt being handled freed TX
-// buffers. Frames waiting in the socket are loaded now rather than after the
-// interrupt's last pass: under sustained RX traffic INT stays low from pass to
-// pass, and one interrupt can deliver up to 32 frames (16 passes). Their transfers
-// are TX's, not the interrupt's RX transfers.
+// buffers. If that pass read both RX buffers empty, frames waiting in the socket
+// are loaded now rather than after the interrupt's last pass (INT may stay low
+// from pass to pass); their transfers are TX's, not the interrupt's RX transfers.
 func (p *Port) TXFreed() {
-	if !p.refill || p.refillErr != nil {
+	if !p.refill || p.refillErr != nil || p.Ctl.PassFoundRX() {
+		// A pass that found RX buffers full: until a status read shows both
+		// empty, the chip comes first and the socket is not read. The frame is
+		// loaded after the drain (turn, pollWindow).
 		return
 	}
 	p.spi.inInterrupt = false

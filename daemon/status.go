@@ -83,6 +83,7 @@ type RXStats struct {
 	Traffic             // cand_rx_frames_total, cand_rx_bytes_total, cand_rx_bit_times_total
 	Overflows    uint64 `json:"overflows"`     // cand_rx_overflows_total
 	SocketErrors uint64 `json:"socket_errors"` // cand_rx_socket_errors_total
+	RingDrops    uint64 `json:"ring_drops"`    // cand_rx_ring_drops_total
 }
 
 // TXStats is the traffic from the interface to the bus.
@@ -168,7 +169,7 @@ func (s *statusSource) read(load BusLoad) ControllerStatus {
 		SCLKHz:       m.SCLKHz.Load(),
 		RX: RXStats{
 			Traffic:   Traffic{Frames: m.RXFrames.Load(), Bytes: m.RXBytes.Load(), BitTimes: m.RXBits.Load()},
-			Overflows: m.RXOverflows.Load(), SocketErrors: m.SocketWriteErrs.Load(),
+			Overflows: m.RXOverflows.Load(), SocketErrors: m.SocketWriteErrs.Load(), RingDrops: m.RXRingDrops.Load(),
 		},
 		TX: TXStats{
 			Traffic: Traffic{Frames: m.TXFrames.Load(), Bytes: m.TXBytes.Load(), BitTimes: m.TXBits.Load()},

@@ -307,8 +307,8 @@ func TestStatusMatchesMetrics(t *testing.T) {
 	}
 
 	// Latencies: the histograms' counts, and p50/p99 in the bucket of their rank.
-	if len(c.Latency) != 7 {
-		t.Fatalf("%d stages, want 7", len(c.Latency))
+	if len(c.Latency) != 9 {
+		t.Fatalf("%d stages, want 9", len(c.Latency))
 	}
 	for _, s := range c.Latency {
 		h := before.metric(t, "cand_stage_latency_seconds", map[string]string{"controller": "sim0", "stage": s.Stage}).GetHistogram()
@@ -401,7 +401,7 @@ func TestStateName(t *testing.T) {
 // schema of `cand status -json` (docs/status.md) that scripts read.
 func TestStatusJSONKeys(t *testing.T) {
 	c := ControllerStatus{Latency: []StageLatency{{Stage: "rx_end_to_end", Count: 12}}}
-	c.RX.Frames, c.RX.Bytes, c.RX.BitTimes, c.RX.Overflows, c.RX.SocketErrors = 1, 2, 3, 4, 5
+	c.RX.Frames, c.RX.Bytes, c.RX.BitTimes, c.RX.Overflows, c.RX.SocketErrors, c.RX.RingDrops = 1, 2, 3, 4, 5, 12
 	c.TX.Frames, c.TX.Bytes, c.TX.BitTimes, c.TX.Dropped, c.TX.SocketDrops, c.TX.Invalid = 6, 7, 8, 9, 10, 11
 	b, err := json.Marshal(Status{SchemaVersion: StatusSchemaVersion, Version: "v", Controllers: []ControllerStatus{c}})
 	if err != nil {
@@ -411,7 +411,7 @@ func TestStatusJSONKeys(t *testing.T) {
 		`"berr_counter":{"tx":0,"rx":0},"restart_ms":0,` +
 		`"bit_timing":{"bitrate":0,"sample_point":0,"tq_ns":0,"prop_seg":0,"phase_seg1":0,"phase_seg2":0,"sjw":0,"brp":0},` +
 		`"oscillator_hz":0,"sclk_hz":0,` +
-		`"rx":{"frames":1,"bytes":2,"bit_times":3,"overflows":4,"socket_errors":5},` +
+		`"rx":{"frames":1,"bytes":2,"bit_times":3,"overflows":4,"socket_errors":5,"ring_drops":12},` +
 		`"tx":{"frames":6,"bytes":7,"bit_times":8,"dropped":9,"socket_drops":10,"invalid":11},` +
 		`"errors":{"error_frames":0,"message_errors":0,"spi_errors":0},"bus_off":0,"restarts":0,"chip_resets":0,` +
 		`"bus_load":{"interval_seconds":0,"rx_percent":0,"tx_percent":0,"total_percent":0},` +

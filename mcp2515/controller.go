@@ -92,6 +92,7 @@ type Controller struct {
 	rxEmpty  [2]rxEmpty
 	obs      uint64 // observations of the RX buffers so far (rxEmpty.seq)
 	statusAt int64  // when the current pass's READ STATUS started
+	passRX   bool   // the current pass's READ STATUS showed a full RX buffer
 	state    canstate.State
 	lastEFLG byte
 	stats    Stats
@@ -132,6 +133,16 @@ func (c *Controller) SetConfig(cfg Config) {
 
 // Stats returns a copy of the counters.
 func (c *Controller) Stats() Stats { return c.stats }
+
+// StatusAt is when the current (or last) status pass's READ STATUS started: the
+// chip read of the frames that pass hands to the sink.
+func (c *Controller) StatusAt() int64 { return c.statusAt }
+
+// PassFoundRX reports whether the current (or last) status pass's READ STATUS
+// showed a full RX buffer. A pass that showed none read both buffers empty: from
+// then on the chip needs nothing until INT falls again (Sink.TXFreed may read the
+// socket).
+func (c *Controller) PassFoundRX() bool { return c.passRX }
 
 // State is the last decoded bus state.
 func (c *Controller) State() canstate.State { return c.state }

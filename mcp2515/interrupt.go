@@ -77,6 +77,7 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 		return false, err
 	}
 	st := c.rx[1]
+	c.passRX = st&(StatusRX0IF|StatusRX1IF) != 0
 	if st == 0xFF {
 		// Both RX flags, every TXnIF and every TXREQ at once cannot be: a buffer's
 		// TXnIF sets as its TXREQ clears (datasheet §3.3). MISO floats high: no

@@ -40,7 +40,8 @@ func newCollector(c *Controller) *collector {
 			"Latency of each stage of the frame path. int_to_handler: INT edge (kernel timestamp) to handler running; "+
 				"handler_to_cs: handler running to first CS-down; rx_end_to_end: INT edge to frame written to the socket; "+
 				"int_handled: INT edge to interrupt fully handled; tx_socket_to_rts: frame read from the socket to RTS issued; "+
-				"tx_socket_to_done: frame read from the socket to TX-done interrupt; both_rx_full: time both RX buffers were full.",
+				"tx_socket_to_done: frame read from the socket to TX-done interrupt; both_rx_full: time both RX buffers were full; "+
+				"rx_chip_to_ring: status read that found a frame to the frame in the RX ring; rx_ring_to_socket: RX ring to socket write.",
 			"stage"),
 		transfer: desc("spi_transfer_seconds",
 			"SPI transfer time from CS-down to CS-up, by MCP2515 instruction (kind) and by whether the end was seen polling or after sleeping (completion).",
@@ -78,6 +79,7 @@ func newCollector(c *Controller) *collector {
 		{desc("polled_interrupts_total", "Interrupts found by busy-polling the INT level in the poll window, before any edge event."), c.PolledInts, nil},
 		{desc("interrupt_spi_transfers_total", "SPI transfers made while handling interrupts; divided by cand_rx_frames_total it gives transfers per received frame."), c.RXSPITransfers, nil},
 		{desc("interrupt_spi_bytes_total", "SPI bytes shifted while handling interrupts."), c.RXSPIBytes, nil},
+		{desc("rx_ring_drops_total", "Received CAN frames lost because cand's RX ring was full: the socket side fell behind the chip for longer than the ring holds. Reported like an RX overflow (an error frame with CAN_ERR_CRTL_RX_OVERFLOW)."), c.RXRingDrops, nil},
 		{waits, c.Polls, []string{CompletionPoll.String()}},
 		{waits, c.Sleeps, []string{CompletionSleep.String()}},
 	}
@@ -88,6 +90,7 @@ func newCollector(c *Controller) *collector {
 		{desc("chip_up", "1 while the MCP2515 answers on SPI; 0 while it is missing or does not answer (retried with back-off)."), c.ChipUp},
 		{desc("link_up", "1 while the SocketCAN interface is up and the controller on the bus; 0 while the interface is down and the controller held off the bus."), c.LinkUp},
 		{desc("bitrate", "Nominal CAN bitrate the controller is configured for, in bit/s."), c.Bitrate},
+		{desc("rx_ring_high_water", "The most received frames that waited at once in cand's RX ring between the chip and the socket."), c.RXRingHighWater},
 		{desc("spi_clock_hertz", "SPI clock (SCLK) frequency in use."), c.SCLKHz},
 		{desc("spi_clock_min_hertz", "Lowest SCLK the divider gives over the core clock's range (the firmware scales the core clock unless core_freq is pinned)."), c.SCLKMinHz},
 		{desc("spi_clock_max_hertz", "Highest SCLK the divider gives over the core clock's range; never above the configured clock_hz."), c.SCLKMaxHz},

@@ -40,6 +40,8 @@ type Controller struct {
 	TXSocketToRTS  *Histogram // tx_socket_to_rts: frame read from the socket → RTS issued
 	TXSocketToDone *Histogram // tx_socket_to_done: frame read from the socket → TX-done interrupt
 	BothRXFull     *Histogram // both_rx_full: time both RX buffers were full at once
+	RXChipToRing   *Histogram // rx_chip_to_ring: status read that found the frame → frame in the RX ring
+	RXRingToSocket *Histogram // rx_ring_to_socket: frame in the RX ring → written to the socket
 
 	// Transfer is cand_spi_transfer_seconds{kind=op, completion=…}: CS-down → CS-up
 	// of each SPI transfer, indexed [op][completion].
@@ -76,6 +78,7 @@ type Controller struct {
 	RXSPIBytes       *Counter // cand_rx_spi_bytes_total: bytes of those transfers
 	Polls            *Counter // cand_waits_total{completion="poll"}
 	Sleeps           *Counter // cand_waits_total{completion="sleep"}
+	RXRingDrops      *Counter // cand_rx_ring_drops_total: frames lost to a full RX ring
 
 	BusState *Gauge // cand_bus_state: a canstate.State, the kernel's CAN_STATE_* number
 	TEC      *Gauge // cand_tec (transmit error counter)
@@ -88,7 +91,10 @@ type Controller struct {
 	// bus: cand_link_up.
 	LinkUp  *Gauge
 	Bitrate *Gauge // cand_bitrate: the nominal bitrate configured, bit/s
-	SCLKHz  *Gauge // cand_spi_clock_hertz
+	// RXRingHighWater is the most frames that waited in the RX ring at once:
+	// cand_rx_ring_high_water.
+	RXRingHighWater *Gauge
+	SCLKHz          *Gauge // cand_spi_clock_hertz
 	// SCLK reachable over the core clock's range (firmware scaling, unless pinned).
 	SCLKMinHz, SCLKMaxHz *Gauge // cand_spi_clock_min_hertz, cand_spi_clock_max_hertz
 
@@ -111,6 +117,10 @@ func newController(name, iface string, created time.Time) *Controller {
 		TXSocketToRTS:    new(Histogram),
 		TXSocketToDone:   new(Histogram),
 		BothRXFull:       new(Histogram),
+		RXChipToRing:     new(Histogram),
+		RXRingToSocket:   new(Histogram),
+		RXRingDrops:      new(Counter),
+		RXRingHighWater:  new(Gauge),
 		RXFrames:         new(Counter),
 		TXFrames:         new(Counter),
 		RXBytes:          new(Counter),

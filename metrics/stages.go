@@ -17,5 +17,7 @@ func (c *Controller) Stages() []Stage {
 		{"tx_socket_to_rts", c.TXSocketToRTS},
 		{"tx_socket_to_done", c.TXSocketToDone},
 		{"both_rx_full", c.BothRXFull},
+		{"rx_chip_to_ring", c.RXChipToRing},
+		{"rx_ring_to_socket", c.RXRingToSocket},
 	}
 }

@@ -88,8 +88,8 @@ func writeStatus(w io.Writer, st *daemon.Status) {
 		table(w, "          ", []string{"re-started", "bus-off", "chip-resets"}, c.Restarts, c.BusOff, c.ChipResets)
 		l := c.BusLoad
 		fmt.Fprintf(w, "    bus-load rx %.1f%% tx %.1f%% total %.1f%% (last %.1fs)\n", l.RXPercent, l.TXPercent, l.TotalPercent, l.IntervalSeconds)
-		table(w, "    RX: ", []string{"bytes", "frames", "bit-times", "overflows", "socket-errors"},
-			c.RX.Bytes, c.RX.Frames, c.RX.BitTimes, c.RX.Overflows, c.RX.SocketErrors)
+		table(w, "    RX: ", []string{"bytes", "frames", "bit-times", "overflows", "ring-drops", "socket-errors"},
+			c.RX.Bytes, c.RX.Frames, c.RX.BitTimes, c.RX.Overflows, c.RX.RingDrops, c.RX.SocketErrors)
 		table(w, "    TX: ", []string{"bytes", "frames", "bit-times", "dropped", "socket-drops", "invalid"},
 			c.TX.Bytes, c.TX.Frames, c.TX.BitTimes, c.TX.Dropped, c.TX.SocketDrops, c.TX.Invalid)
 		table(w, "    errors: ", []string{"error-frames", "message-errors", "spi-errors"},

@@ -143,7 +143,7 @@ func TestStatusCommand(t *testing.T) {
 		"\n          tq 125 prop-seg 6 phase-seg1 7 phase-seg2 2 sjw 1 brp 1\n",
 		"\n          mcp2515: oscillator 16000000 sclk 10000000\n",
 		"\n          re-started bus-off chip-resets\n          0          0       0\n",
-		fmt.Sprintf("\n    RX: bytes frames bit-times overflows socket-errors\n        6     3      %-9d 0         0\n", c.RX.BitTimes),
+		fmt.Sprintf("\n    RX: bytes frames bit-times overflows ring-drops socket-errors\n        6     3      %-9d 0         0          0\n", c.RX.BitTimes),
 		fmt.Sprintf("\n    TX: bytes frames bit-times dropped socket-drops invalid\n        6     3      %-9d 0       0            0\n", c.TX.BitTimes),
 		"\n    errors: error-frames message-errors spi-errors\n            0            0              0\n",
 		"\n    latency                 count         p50         p99\n    int_to_handler    ",

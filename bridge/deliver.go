@@ -1,0 +1,105 @@
+package bridge
+
+import (
+	"cand/internal/kernelop"
+	"cand/socketcan"
+)
+
+// deliver publishes what the drain put in the ring and writes it to the socket,
+// oldest first: received frames and error frames in bus order. It writes at least
+// as many entries as were queued since its last call (owed), so the ring cannot
+// grow while the chip keeps INT low (a bus faster than the drain); beyond those,
+// the chip comes first: once INT is asserted again deliver stops, and the next
+// drain runs before it resumes (a loop turn, the poll window). So a frame waiting
+// in the chip waits for at most the writes of the previous drain's frames (one or
+// two as a rule), and one call writes at most the ring's length.
+func (p *Port) deliver() { p.deliverWhile(true) }
+
+// deliverAll writes everything in the ring, whatever INT says: on the way out,
+// once the controller has left the bus.
+func (p *Port) deliverAll() { p.deliverWhile(false) }
+
+func (p *Port) deliverWhile(chipFirst bool) {
+	if h := int64(p.ring.high); h > p.M.RXRingHighWater.Load() {
+		p.M.RXRingHighWater.Set(h)
+	}
+	owed := p.owed
+	p.owed = 0
+	for ; ; owed-- {
+		p.reportLoss()
+		p.ring.publish()
+		e := p.ring.peek()
+		if e == nil {
+			return
+		}
+		if chipFirst && owed <= 0 && p.intr.Asserted() {
+			return
+		}
+		p.write(e)
+		p.ring.pop()
+	}
+}
+
+// write writes one ring entry to the socket and counts it.
+func (p *Port) write(e *rxEntry) {
+	p.spi.probe.socketWrite(true)
+	p.kernel.enter(kernelop.SocketWrite)
+	err := socketcan.WriteFrame(p.sockFd, &e.rec)
+	p.kernel.exit(kernelop.SocketWrite)
+	p.spi.probe.socketWrite(false)
+	if err != nil {
+		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
+		// take it. Counted, never silent.
+		p.writeErr(err)
+		return
+	}
+	if e.isErr {
+		p.M.ErrorFrames.Inc()
+		return
+	}
+	now := p.clock.Now()
+	p.M.RXFrames.Inc()
+	p.M.RXBytes.Add(uint64(e.data))
+	p.M.RXRingToSocket.Observe(now - e.pushNs)
+	if e.edgeNs != 0 {
+		p.M.RXEndToEnd.Observe(now - e.edgeNs)
+	}
+}
+
+// ringFull counts a received frame the full ring could not take: lost, like a
+// frame the chip drops when both RX buffers are full, and reported the same way
+// (an RX overflow error frame, once the ring has room: reportLoss).
+func (p *Port) ringFull() {
+	p.M.RXRingDrops.Inc()
+	p.lossPending = true
+}
+
+// reportLoss puts the RX overflow error frame for frames the full ring lost
+// into the ring, once it has room, after the frames that came before them.
+func (p *Port) reportLoss() {
+	if !p.lossPending || p.ring.slot() == nil {
+		return
+	}
+	p.lossPending = false
+	ef := socketcan.ErrorFrame{Class: socketcan.CAN_ERR_CRTL | socketcan.CAN_ERR_CNT}
+	ef.Data[1] = socketcan.CAN_ERR_CRTL_RX_OVERFLOW
+	ef.Data[6], ef.Data[7] = byte(p.M.TEC.Load()), byte(p.M.REC.Load())
+	p.sendError(&ef)
+}
+
+// sendError queues an error frame (if error frames are on) behind the frames
+// received before it; deliver writes it.
+func (p *Port) sendError(ef *socketcan.ErrorFrame) {
+	if !p.errorFrames {
+		return
+	}
+	e := p.ring.slot()
+	if e == nil {
+		p.M.RXRingDrops.Inc()
+		return
+	}
+	ef.Encode(&e.rec)
+	e.data, e.isErr, e.edgeNs = 0, true, 0
+	p.ring.commit()
+	p.owed++
+}
