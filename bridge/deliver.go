@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"cand/internal/kernelop"
+	"cand/internal/mono"
 	"cand/socketcan"
 )
 
@@ -16,12 +17,23 @@ import (
 func (p *Port) deliver() { p.deliverWhile(true) }
 
 // deliverAll writes everything in the ring, whatever INT says: on the way out,
-// once the controller has left the bus.
+// once the controller has left the bus (and the delivery thread has stopped).
 func (p *Port) deliverAll() { p.deliverWhile(false) }
 
 func (p *Port) deliverWhile(chipFirst bool) {
 	if h := int64(p.ring.high); h > p.M.RXRingHighWater.Load() {
 		p.M.RXRingHighWater.Set(h)
+	}
+	if p.dt != nil {
+		// The delivery thread writes: publish, and wake it if it parked.
+		p.reportLoss()
+		p.ring.publish()
+		p.owed = 0
+		if p.ring.waiting() > 0 {
+			p.dt.wake()
+		}
+		p.deliveryErr()
+		return
 	}
 	owed := p.owed
 	p.owed = 0
@@ -35,35 +47,38 @@ func (p *Port) deliverWhile(chipFirst bool) {
 		if chipFirst && owed <= 0 && p.intr.Asserted() {
 			return
 		}
-		p.write(e)
+		if err := p.write(e, p.kernel, p.clock); err != nil {
+			p.writeErr(err)
+		}
 		p.ring.pop()
 	}
 }
 
-// write writes one ring entry to the socket and counts it.
-func (p *Port) write(e *rxEntry) {
+// write writes one ring entry to the socket and counts it, on the thread that
+// consumes the ring (the owner, or the delivery thread with its meter and clock).
+// A failed write is the caller's to count: vcan does not block, so ENOBUFS or
+// EAGAIN mean the host side could not take it.
+func (p *Port) write(e *rxEntry, k meter, clk mono.Clock) error {
 	p.spi.probe.socketWrite(true)
-	p.kernel.enter(kernelop.SocketWrite)
+	k.enter(kernelop.SocketWrite)
 	err := socketcan.WriteFrame(p.sockFd, &e.rec)
-	p.kernel.exit(kernelop.SocketWrite)
+	k.exit(kernelop.SocketWrite)
 	p.spi.probe.socketWrite(false)
 	if err != nil {
-		// vcan does not block; ENOBUFS or EAGAIN mean the host side could not
-		// take it. Counted, never silent.
-		p.writeErr(err)
-		return
+		return err
 	}
 	if e.isErr {
 		p.M.ErrorFrames.Inc()
-		return
+		return nil
 	}
-	now := p.clock.Now()
+	now := clk.Now()
 	p.M.RXFrames.Inc()
 	p.M.RXBytes.Add(uint64(e.data))
 	p.M.RXRingToSocket.Observe(now - e.pushNs)
 	if e.edgeNs != 0 {
 		p.M.RXEndToEnd.Observe(now - e.edgeNs)
 	}
+	return nil
 }
 
 // ringFull counts a received frame the full ring could not take: lost, like a

@@ -27,6 +27,10 @@ type Owner struct {
 	// writes and reads, epoll looks, INT event reads) so that the virtual Pi can
 	// charge each at the board's kernel cost (nil: real hardware, not metered).
 	Kernel kernelop.Meter
+	// Delivery, if set, is the delivery thread that writes received frames to
+	// the sockets (delivery.go); nil: the owner writes them after each drain.
+	// It is started, and its Setup run, before Setup.
+	Delivery *Delivery
 
 	heartbeat atomic.Int64
 	ctlFd     atomic.Int64 // the control eventfd + 1 (0: not running)
@@ -78,6 +82,15 @@ func (o *Owner) Run(ctx context.Context) error {
 	}
 	o.ctlFd.Store(int64(ctl) + 1)
 	defer func() { o.ctlFd.Store(0); o.refusePending(); unix.Close(ctl) }()
+	if d := o.Delivery; d != nil {
+		// Before Setup: its real-time settings need the capabilities cand drops
+		// once ready.
+		d.ownerKernel = o.Kernel
+		if err := d.start(o.Ports); err != nil {
+			return err
+		}
+		defer d.halt() // if the loop did not run: a no-op once halted
+	}
 	if o.Setup != nil {
 		if err := o.Setup(); err != nil {
 			return err
@@ -116,6 +129,9 @@ func (o *Owner) Run(ctx context.Context) error {
 	err = o.loop(ep)
 	for _, p := range o.Ports {
 		p.ep = -1 // the epoll set is closed with Run
+	}
+	if d := o.Delivery; d != nil {
+		d.halt() // what it left in the rings, the owner writes (drain.go)
 	}
 	if derr := o.drain(); derr != nil && err == nil {
 		err = derr

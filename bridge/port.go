@@ -73,10 +73,14 @@ type Port struct {
 	storm bool
 
 	// RX (rx.go, deliver.go)
-	ring        *rxRing // frames from the chip's drain to the socket (ring.go)
-	lossPending bool    // the full ring lost frames: an overflow error frame is due
-	owed        int     // entries queued since deliver last ran: it writes at least these
-	edgeNs      int64   // when the INT assertion being drained was seen (0: unknown yet)
+	ring        *rxRing   // frames from the chip's drain to the socket (ring.go)
+	lossPending bool      // the full ring lost frames: an overflow error frame is due
+	owed        int       // entries queued since deliver last ran: it writes at least these
+	dt          *Delivery // the delivery thread, while it runs (nil: the owner writes)
+	// lateErr is a socket write error the delivery thread met, for the owner
+	// to classify (deliveryErr).
+	lateErr atomic.Pointer[error]
+	edgeNs  int64 // when the INT assertion being drained was seen (0: unknown yet)
 	// drainAt, handledAt: when the last drain began and ended; releasedBefore:
 	// releasedNs when it began. readEdges pairs edges with them.
 	drainAt, handledAt, releasedBefore int64

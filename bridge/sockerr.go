@@ -64,6 +64,11 @@ func (p *Port) readErr(err error) (more bool) {
 // frame): the frame is lost on the host side and counted.
 func (p *Port) writeErr(err error) {
 	p.M.SocketWriteErrs.Inc()
+	p.classifyWriteErr(err)
+}
+
+// classifyWriteErr acts on a socket write error by its cause (owner thread).
+func (p *Port) classifyWriteErr(err error) {
 	switch classify(err) {
 	case sockFull, sockRetry:
 	case sockLink:

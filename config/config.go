@@ -112,11 +112,32 @@ type Realtime struct {
 	CPU int `yaml:"cpu"`
 	// Mlockall locks the process's memory (default true).
 	Mlockall *bool `yaml:"mlockall"`
+	// Delivery is which thread writes received frames to the interface:
+	// DeliveryAuto (default), DeliveryThread or DeliveryOwner.
+	Delivery Delivery `yaml:"delivery"`
+	// DeliveryCPU pins the delivery thread to CPU 0..1023; -1 (default) = no
+	// pinning. Its SCHED_FIFO priority is one below the owner's.
+	DeliveryCPU int `yaml:"delivery_cpu"`
 	// Required makes a setting above that the kernel refuses a start-up error,
 	// naming what is missing (CAP_SYS_NICE, RLIMIT_RTPRIO, CAP_IPC_LOCK, the CPU);
 	// by default (false) cand logs the refusal as a warning and runs without it.
 	Required bool `yaml:"required"`
 }
+
+// Delivery is which thread writes the frames the owner thread read from the chip
+// to the interface. The owner drains the chip first either way.
+type Delivery string
+
+const (
+	// DeliveryAuto: a delivery thread where the board has more than one core,
+	// the owner thread on a one-core board.
+	DeliveryAuto Delivery = "auto"
+	// DeliveryThread: a delivery thread on another core, spinning for a while
+	// after each frame before it parks.
+	DeliveryThread Delivery = "thread"
+	// DeliveryOwner: the owner thread, after each drain of the chip.
+	DeliveryOwner Delivery = "owner"
+)
 
 // Metrics is the Prometheus endpoint. Its limits keep scrapers, slow or idle
 // clients and password guessers from taking more than a bounded share of the
@@ -392,6 +413,9 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // The allowed values of each enumeration, in the order error messages list them.
 func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
+func (Delivery) choices() []string {
+	return []string{string(DeliveryAuto), string(DeliveryThread), string(DeliveryOwner)}
+}
 func (SimCPU) choices() []string {
 	return []string{string(SimCPUStrict), string(SimCPUDedicated), string(SimCPUShared)}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -255,7 +256,7 @@ func TestDefaults(t *testing.T) {
 	want := &Config{
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
 			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUStrict, SimBoard: SimBoardPi3},
-		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true)},
+		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true), Delivery: DeliveryAuto, DeliveryCPU: -1},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},
 		Status:     Status{Socket: ptr("/run/cand/status.sock")},
@@ -365,6 +366,35 @@ func TestClosest(t *testing.T) {
 	for in, want := range map[string]string{"bitrat": "bitrate", "birtate": "bitrate", "oscillator": "oscillator_hz", "iface": "", "x": ""} {
 		if got := closest(in, keys); got != want {
 			t.Errorf("closest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// realtime.delivery takes one of its names (default auto); realtime.delivery_cpu
+// a CPU or -1, with a warning when it is the owner thread's CPU.
+func TestRealtimeDelivery(t *testing.T) {
+	c, err := Parse("x.yaml", []byte("realtime: {cpu: 2, delivery: thread, delivery_cpu: 3}\n"+ok500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Realtime.Delivery != DeliveryThread || c.Realtime.DeliveryCPU != 3 || len(c.Warnings) != 0 {
+		t.Fatalf("delivery %q on CPU %d, warnings %q; want thread on 3, none", c.Realtime.Delivery, c.Realtime.DeliveryCPU, c.Warnings)
+	}
+	c, err = Parse("x.yaml", []byte("realtime: {cpu: 2, delivery_cpu: 2}\n"+ok500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"x.yaml:1:34: realtime.delivery_cpu: CPU 2 is realtime.cpu too: the delivery thread then takes the owner thread's core, which it exists to spare; pin it to another CPU"}
+	if fmt.Sprint(c.Warnings) != fmt.Sprint(want) {
+		t.Fatalf("warnings %q, want %q", c.Warnings, want)
+	}
+	for in, want := range map[string]string{
+		"realtime: {delivery: sometimes}\n": `x.yaml:1:22: realtime.delivery: "sometimes" is not allowed; allowed: auto, thread, owner`,
+		"realtime: {delivery_cpu: -2}\n":    "x.yaml:1:26: realtime.delivery_cpu: -2 is not allowed: a CPU number 0..1023, or -1 for no pinning",
+	} {
+		_, err := Parse("x.yaml", []byte(in+ok500))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: error %v, want %s", in, err, want)
 		}
 	}
 }

@@ -112,6 +112,8 @@ func configDefaults() []setting[Config] {
 		absent("hardware.analyzer_pins.socket_write", func(c *Config) { c.Hardware.AnalyzerPins.SocketWrite = -1 }),
 		absent("realtime.priority", func(c *Config) { c.Realtime.Priority = DefaultPriority }),
 		absent("realtime.cpu", func(c *Config) { c.Realtime.CPU = -1 }),
+		absent("realtime.delivery", func(c *Config) { c.Realtime.Delivery = DeliveryAuto }),
+		absent("realtime.delivery_cpu", func(c *Config) { c.Realtime.DeliveryCPU = -1 }),
 		unset("realtime.mlockall", func(c *Config) **bool { return &c.Realtime.Mlockall }, true),
 		unset("metrics.listen", func(c *Config) **string { return &c.Metrics.Listen }, DefaultMetrics),
 		absent("metrics.max_connections", func(c *Config) { c.Metrics.MaxConnections = DefaultMetricsMaxConnections }),

@@ -173,6 +173,11 @@ func (v checker) realtime(r *Realtime) {
 	if r.CPU < -1 || r.CPU > 1023 {
 		v.fail("realtime.cpu", "%d is not allowed: a CPU number 0..1023, or -1 for no pinning", r.CPU)
 	}
+	if r.DeliveryCPU < -1 || r.DeliveryCPU > 1023 {
+		v.fail("realtime.delivery_cpu", "%d is not allowed: a CPU number 0..1023, or -1 for no pinning", r.DeliveryCPU)
+	} else if r.DeliveryCPU >= 0 && r.DeliveryCPU == r.CPU {
+		v.warn("realtime.delivery_cpu", "CPU %d is realtime.cpu too: the delivery thread then takes the owner thread's core, which it exists to spare; pin it to another CPU", r.DeliveryCPU)
+	}
 }
 
 func (v checker) metrics(m *Metrics) {

@@ -23,6 +23,11 @@ type backend interface {
 	// threads is how many threads the board runs beside the owner thread that need
 	// a CPU at once when they wake (the virtual Pi's bus threads).
 	threads() int
+	// cores is how many CPU cores the board has (realtime.delivery: auto).
+	cores() int
+	// paceDelivery plays the delivery thread's core on the virtual Pi (its
+	// Pacer, meter and clock); nothing on a real Pi.
+	paceDelivery(d *bridge.Delivery)
 	// observe adds the board's own metrics.
 	observe(r *metrics.Registry)
 	// start starts what runs on the board by itself (the virtual Pi's buses and

@@ -1,14 +1,18 @@
 package daemon
 
 import (
-	"cand/internal/mono"
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 
+	"golang.org/x/sys/unix"
+
+	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/hw/gpio"
+	"cand/internal/mono"
 	"cand/metrics"
 )
 
@@ -99,7 +103,17 @@ func openBCM2835(cfg *config.Config, log *slog.Logger) (*bcm2835Backend, error) 
 }
 
 // A real Pi runs nothing by itself and has no metrics or report of its own.
-func (b *bcm2835Backend) threads() int              { return 0 }
+func (b *bcm2835Backend) threads() int                  { return 0 }
+func (b *bcm2835Backend) paceDelivery(*bridge.Delivery) {}
+
+// cores is the CPUs this process may run on.
+func (b *bcm2835Backend) cores() int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return runtime.NumCPU()
+	}
+	return set.Count()
+}
 func (b *bcm2835Backend) observe(*metrics.Registry) {}
 func (b *bcm2835Backend) start(context.Context)     {}
 func (b *bcm2835Backend) bindOwner()                {}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/metrics"
@@ -62,6 +63,22 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 }
 
 func (b *simBackend) threads() int { return b.buses }
+
+// cores is the board's.
+func (b *simBackend) cores() int { return b.pi.Board().Cores }
+
+// paceDelivery gives the delivery thread the board's core (sim.DeliveryCore)
+// unless the board runs on host time (hardware.sim_cpu: shared). It never
+// spins on the host: the simulator's other threads need the host's cores.
+func (b *simBackend) paceDelivery(d *bridge.Delivery) {
+	d.SpinNs = 0
+	d.Clock = b.pi.Clock().Now
+	if b.cpu == config.SimCPUShared {
+		return
+	}
+	core := sim.NewDeliveryCore(b.pi.Clock())
+	d.Pacer, d.Kernel = core, core
+}
 
 func (b *simBackend) observe(r *metrics.Registry) {
 	r.AddSimClock(func() metrics.SimClock { return simClockMetrics(b.pi) })

@@ -122,7 +122,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	if err != nil {
 		return err
 	}
-	spareProcs(hw.threads(), w.log)
+	w.Owner.Delivery = w.delivery()
+	threads := hw.threads()
+	if w.Owner.Delivery != nil {
+		threads++
+	}
+	spareProcs(threads, w.log)
 	ready := make(chan struct{})
 	w.Owner.Setup = w.ownerSetup(inits, ready)
 	hw.observe(w.Metrics)

@@ -22,17 +22,16 @@ const floodID = 0x123
 
 // maxTXWaitRX bounds, in received frames, how long a TX frame may wait under full
 // RX load: from the moment it could go (written, and the TX frame before it on the
-// bus) to its start of frame, the owner thread delivers at most this many frames
-// from the bus. The loop reads it at its next turn (bridge.PollsPerTurn), or, if it
-// waits for a TX buffer, right after the status pass that frees one
-// (bridge.Port.TXFreed): an interrupt under full load keeps INT low for up to 16
-// passes, up to 32 frames, and a frame that waited for the interrupt's end waited
-// that long. It starts at the next arbitration; meanwhile the owner delivers what
-// the chip already holds (two RX buffers), the frame on the wire, the next one if
-// the RTS came after its arbitration, and one more when the TX priorities have run
-// out and the driver waits for the pending frames to go: five. The rest is margin.
-// Counting the owner's own deliveries, not time, keeps the host's stalls of the
-// owner thread out of the measure: a stalled owner delivers nothing.
+// bus) to its start of frame, the owner thread reads at most this many frames
+// from the chip. The loop reads it at its next turn (bridge.PollsPerTurn), or, if
+// it waits for a TX buffer, right after the status pass that frees one and finds
+// both RX buffers empty (bridge.Port.TXFreed), or after the drain. It starts at
+// the next arbitration; meanwhile the owner reads what the chip already holds (two
+// RX buffers), the frame on the wire, the next one if the RTS came after its
+// arbitration, and one more when the TX priorities have run out and the driver
+// waits for the pending frames to go: five. The rest is margin. Counting the
+// frames the owner read from the chip, not time, keeps the host's stalls of the
+// owner thread out of the measure: a stalled owner reads nothing.
 const maxTXWaitRX = 12
 
 // txFrame is the i-th TX frame of the load tests: IDs below floodID, descending
@@ -73,10 +72,10 @@ func startLoadRig(tb testing.TB, window time.Duration, n int) *loadRig {
 		peer(periodicPeer("listener", time.Hour, 0, 0x7FF)).
 		pollWindow(window)
 	lr := &loadRig{rig: c.start(), written: make([]atomic.Int64, n), sof: make([]atomic.Int64, n)}
-	rx := lr.d.Owner.Ports[0].M.RXFrames
+	rx := lr.d.Owner.Ports[0].M.RXChipToRing // frames the owner read from the chip
 	lr.pi.Node(0).Bus.OnEvent(func(ev canbus.Event) {
 		if i, ok := txIndex(ev.Frame); ev.Kind == canbus.EvSOF && ok && i < n && lr.sof[i].Load() == 0 {
-			lr.sof[i].Store(int64(rx.Load()) + 1)
+			lr.sof[i].Store(int64(rx.Count()) + 1)
 		}
 	})
 	tb.Cleanup(lr.drainRX())
@@ -106,13 +105,13 @@ func (lr *loadRig) drainRX() (stop func()) {
 // sendTX writes the TX frames first..first+n-1, one per period (a ticker: a late
 // tick is dropped, never made up in a burst), and notes each one's write.
 func (lr *loadRig) sendTX(first, n int, period time.Duration) {
-	rx := lr.d.Owner.Ports[0].M.RXFrames
+	rx := lr.d.Owner.Ports[0].M.RXChipToRing // frames the owner read from the chip
 	tk := time.NewTicker(period)
 	defer tk.Stop()
 	for i := first; i < first+n; i++ {
 		<-tk.C
 		lr.write(0, txFrame(i))
-		lr.written[i].Store(int64(rx.Load()))
+		lr.written[i].Store(int64(rx.Count()))
 	}
 }
 

@@ -29,6 +29,9 @@ type Config struct {
 	// Require makes any refusal an error (realtime.required); otherwise refusals
 	// are reported and the thread runs without the refused item.
 	Require bool
+	// Thread names the thread in the report ("" = "owner thread"), and CPUKey
+	// the configuration key its CPU comes from ("" = "realtime.cpu").
+	Thread, CPUKey string
 }
 
 // The parts of the setup, as Item.What names them.
@@ -90,7 +93,14 @@ func Setup(cfg Config) (Report, error) {
 		return Report{}, fmt.Errorf("rt: realtime.cpu %d out of range: use a CPU number from 0 or -1 for no pinning", cfg.CPU)
 	}
 	r := Report{Tid: unix.Gettid()}
-	r.Items = append(r.Items, setPriority(cfg.Priority), setAffinity(cfg.CPU))
+	thread, key := cfg.Thread, cfg.CPUKey
+	if thread == "" {
+		thread = "owner thread"
+	}
+	if key == "" {
+		key = "realtime.cpu"
+	}
+	r.Items = append(r.Items, setPriority(thread, cfg.Priority), setAffinity(thread, key, cfg.CPU))
 	if cfg.Mlockall {
 		r.Items = append(r.Items, lockMemory())
 	}
@@ -110,15 +120,15 @@ func refused(what string, err error, cause, without string) Item {
 	return Item{What: what, Err: err, Cause: cause, Line: cause + "; " + without}
 }
 
-func setPriority(prio int) Item {
+func setPriority(thread string, prio int) Item {
 	if prio == 0 {
-		return Item{What: Priority, Line: "owner thread: normal scheduling (realtime.priority 0)"}
+		return Item{What: Priority, Line: thread + ": normal scheduling (realtime.priority 0)"}
 	}
 	attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(prio)}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-		return priorityRefused(prio, err)
+		return priorityRefused(thread, prio, err)
 	}
-	line := fmt.Sprintf("owner thread: SCHED_FIFO priority %d set", prio)
+	line := fmt.Sprintf("%s: SCHED_FIFO priority %d set", thread, prio)
 	if prio >= irqThreadPriority {
 		line += fmt.Sprintf(" (warning: at or above the kernel's IRQ threads (%d), which deliver the GPIO edges: a busy owner thread delays its own interrupts; %d is advised)",
 			irqThreadPriority, DefaultPriority)
@@ -129,7 +139,7 @@ func setPriority(prio int) Item {
 // priorityRefused: an unprivileged thread may use SCHED_FIFO up to its
 // RLIMIT_RTPRIO, beyond it only with CAP_SYS_NICE; a cgroup without real-time
 // runtime refuses it even to root (sched_setscheduler(2), kernel/sched/core.c).
-func priorityRefused(prio int, err error) Item {
+func priorityRefused(thread string, prio int, err error) Item {
 	fix := ""
 	switch {
 	case errors.Is(err, unix.EPERM):
@@ -137,30 +147,30 @@ func priorityRefused(prio int, err error) Item {
 	case errors.Is(err, unix.EINVAL):
 		fix = ": the kernel does not accept this policy or priority"
 	}
-	return refused(Priority, err, fmt.Sprintf("owner thread: SCHED_FIFO %d refused (%s)%s", prio, errnoName(err), fix), "running with normal scheduling")
+	return refused(Priority, err, fmt.Sprintf("%s: SCHED_FIFO %d refused (%s)%s", thread, prio, errnoName(err), fix), "running with normal scheduling")
 }
 
-func setAffinity(cpu int) Item {
+func setAffinity(thread, key string, cpu int) Item {
 	if cpu < 0 {
-		return Item{What: Affinity, Line: "owner thread: not pinned to a CPU (realtime.cpu -1)"}
+		return Item{What: Affinity, Line: fmt.Sprintf("%s: not pinned to a CPU (%s -1)", thread, key)}
 	}
 	var set unix.CPUSet
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return affinityRefused(cpu, err)
+		return affinityRefused(thread, key, cpu, err)
 	}
-	return Item{What: Affinity, Applied: true, Line: fmt.Sprintf("owner thread: pinned to CPU %d", cpu)}
+	return Item{What: Affinity, Applied: true, Line: fmt.Sprintf("%s: pinned to CPU %d", thread, cpu)}
 }
 
-func affinityRefused(cpu int, err error) Item {
+func affinityRefused(thread, key string, cpu int, err error) Item {
 	fix := ""
 	switch {
 	case errors.Is(err, unix.EINVAL):
-		fix = fmt.Sprintf(": CPU %d is offline, absent or outside this process's cpuset; choose another realtime.cpu", cpu)
+		fix = fmt.Sprintf(": CPU %d is offline, absent or outside this process's cpuset; choose another %s", cpu, key)
 	case errors.Is(err, unix.EPERM):
 		fix = ": needs CAP_SYS_NICE"
 	}
-	return refused(Affinity, err, fmt.Sprintf("owner thread: pinning to CPU %d refused (%s)%s", cpu, errnoName(err), fix), "running unpinned")
+	return refused(Affinity, err, fmt.Sprintf("%s: pinning to CPU %d refused (%s)%s", thread, cpu, errnoName(err), fix), "running unpinned")
 }
 
 func lockMemory() Item {

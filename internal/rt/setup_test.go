@@ -287,9 +287,10 @@ func TestSetupConfigErrors(t *testing.T) {
 
 func TestRefusalMessages(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{priorityRefused(40, unix.EINVAL).Line, "owner thread: SCHED_FIFO 40 refused (EINVAL): the kernel does not accept this policy or priority; running with normal scheduling"},
-		{affinityRefused(7, unix.EINVAL).Line, "owner thread: pinning to CPU 7 refused (EINVAL): CPU 7 is offline, absent or outside this process's cpuset; choose another realtime.cpu; running unpinned"},
-		{affinityRefused(1, unix.EPERM).Line, "owner thread: pinning to CPU 1 refused (EPERM): needs CAP_SYS_NICE; running unpinned"},
+		{priorityRefused("owner thread", 40, unix.EINVAL).Line, "owner thread: SCHED_FIFO 40 refused (EINVAL): the kernel does not accept this policy or priority; running with normal scheduling"},
+		{affinityRefused("owner thread", "realtime.cpu", 7, unix.EINVAL).Line, "owner thread: pinning to CPU 7 refused (EINVAL): CPU 7 is offline, absent or outside this process's cpuset; choose another realtime.cpu; running unpinned"},
+		{affinityRefused("delivery thread", "realtime.delivery_cpu", 9, unix.EINVAL).Line, "delivery thread: pinning to CPU 9 refused (EINVAL): CPU 9 is offline, absent or outside this process's cpuset; choose another realtime.delivery_cpu; running unpinned"},
+		{affinityRefused("owner thread", "realtime.cpu", 1, unix.EPERM).Line, "owner thread: pinning to CPU 1 refused (EPERM): needs CAP_SYS_NICE; running unpinned"},
 		{mlockallRefused(unix.ENOMEM).Line, "process: mlockall refused (ENOMEM): RLIMIT_MEMLOCK is too small: set LimitMEMLOCK=infinity or give CAP_IPC_LOCK; page faults may add latency"},
 		{mlockallRefused(unix.EPERM).Line, "process: mlockall refused (EPERM): needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK above the process's size (systemd: LimitMEMLOCK=infinity); page faults may add latency"},
 		{mlockallRefused(errors.New("odd")).Line, "process: mlockall refused (odd); page faults may add latency"},

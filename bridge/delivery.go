@@ -1,0 +1,245 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"cand/internal/kernelop"
+	"cand/internal/mono"
+)
+
+// DefaultSpinNs is how long the delivery thread keeps looking for frames after
+// its last one before it parks: at 1 Mbit/s about eight DLC 8 frame times, so
+// that under load it never parks between frames and nothing is woken per frame.
+const DefaultSpinNs = int64(1_000_000)
+
+// Delivery is the delivery thread: on a board with more than one core it writes
+// the frames the owner thread's drains put in the ports' rings to their sockets,
+// so that the owner spends its time on the chips. It spins for SpinNs after its
+// last frame, then parks; the owner wakes a parked thread once its drain has
+// emptied the chip (at most once per burst: under load the thread does not park).
+// Frames reach each socket in ring order, which is bus order.
+type Delivery struct {
+	// Setup runs on the delivery thread, locked to it, before it serves: its CPU
+	// and real-time priority (below the owner's). Its error stops cand.
+	Setup func() error
+	// SpinNs is the spin before parking (0: park as soon as the rings are empty).
+	SpinNs int64
+	// Pacer plays the thread's core on the virtual Pi (nil: a real core). With a
+	// Pacer the thread does not spin.
+	Pacer Pacer
+	// Clock is the board's time as this thread may read it (nil: CLOCK_MONOTONIC).
+	Clock mono.Clock
+	// Kernel is told around the thread's socket writes (nil: not metered).
+	Kernel kernelop.Meter
+
+	ports       []*Port
+	ownerKernel kernelop.Meter // the owner's Kernel, for its wakes
+	wakeFd      int
+	parked      atomic.Bool
+	stop        atomic.Bool
+	done        chan struct{}
+	stats       deliveryStats
+}
+
+// Pacer plays the delivery thread's board core on the virtual Pi: what the
+// thread's own work costs on the board, so that its throughput is the board's
+// and not the host's.
+type Pacer interface {
+	// Busy is how long (board ns) the board's core is still busy with the
+	// previous batch: a new batch begins only once it is 0.
+	Busy() int64
+	// Begin starts a batch of writes.
+	Begin()
+	// End charges the batch of frames writes from the thread's own CPU time
+	// since Begin, its host run delay left out.
+	End(frames int)
+}
+
+// DeliveryStats counts the delivery thread's work.
+type DeliveryStats struct {
+	Wakes   uint64 // times the owner woke it from its park
+	Parks   uint64 // times it parked
+	Batches uint64 // passes over the rings that wrote frames
+	Frames  uint64 // records written
+}
+
+type deliveryStats struct{ wakes, parks, batches, frames atomic.Uint64 }
+
+// Stats returns the counts so far. Safe from any goroutine.
+func (d *Delivery) Stats() DeliveryStats {
+	return DeliveryStats{Wakes: d.stats.wakes.Load(), Parks: d.stats.parks.Load(),
+		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load()}
+}
+
+// start starts the thread for ports and returns once its Setup has run.
+func (d *Delivery) start(ports []*Port) error {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("delivery thread: eventfd: %w", err)
+	}
+	d.wakeFd, d.ports, d.done = fd, ports, make(chan struct{})
+	d.stop.Store(false)
+	for _, p := range ports {
+		p.dt = d
+	}
+	setup := make(chan error, 1)
+	go d.run(setup)
+	if err := <-setup; err != nil {
+		<-d.done
+		unix.Close(fd)
+		for _, p := range ports {
+			p.dt = nil
+		}
+		return err
+	}
+	return nil
+}
+
+// halt stops the thread and waits for it; what is left in the rings is the
+// owner's to write (drain.go).
+func (d *Delivery) halt() {
+	if d.stop.Swap(true) {
+		return
+	}
+	var one = [8]byte{1}
+	unix.Write(d.wakeFd, one[:])
+	<-d.done
+	unix.Close(d.wakeFd)
+	for _, p := range d.ports {
+		p.dt = nil
+	}
+}
+
+// wake wakes the thread if it is parked (owner thread, after a drain).
+func (d *Delivery) wake() {
+	if !d.parked.CompareAndSwap(true, false) {
+		return
+	}
+	d.stats.wakes.Add(1)
+	var one = [8]byte{1}
+	k := meter{d.ownerKernel}
+	k.enter(kernelop.Wake)
+	unix.Write(d.wakeFd, one[:])
+	k.exit(kernelop.Wake)
+}
+
+func (d *Delivery) run(setup chan<- error) {
+	defer close(d.done)
+	runtime.LockOSThread() // never unlocked: the thread may carry real-time settings
+	if d.Setup != nil {
+		if err := d.Setup(); err != nil {
+			setup <- err
+			return
+		}
+	}
+	setup <- nil
+	spin := d.SpinNs
+	if d.Pacer != nil {
+		spin = 0
+	}
+	last := d.Clock.Now()
+	for !d.stop.Load() {
+		switch n, busy := d.step(); {
+		case busy > 0:
+			// The board's core is still on the last batch: the simulator's
+			// thread sleeps the rest of it (board time runs as host time).
+			ts := unix.NsecToTimespec(busy)
+			unix.Nanosleep(&ts, nil)
+		case n > 0:
+			if spin > 0 {
+				last = d.Clock.Now()
+			}
+		case spin > 0 && d.Clock.Now()-last < spin:
+		default:
+			d.park()
+			if spin > 0 {
+				last = d.Clock.Now()
+			}
+		}
+	}
+}
+
+// step writes what the rings hold, as one batch, unless the Pacer says the
+// board's core is busy (busy > 0). It returns the records written.
+func (d *Delivery) step() (n int, busy int64) {
+	if !d.waiting() {
+		return 0, 0
+	}
+	if d.Pacer != nil {
+		if busy := d.Pacer.Busy(); busy > 0 {
+			return 0, busy
+		}
+		d.Pacer.Begin()
+	}
+	k := meter{d.Kernel}
+	for _, p := range d.ports {
+		n += p.writeOut(k, d.Clock)
+	}
+	if d.Pacer != nil {
+		d.Pacer.End(n)
+	}
+	d.stats.batches.Add(1)
+	d.stats.frames.Add(uint64(n))
+	return n, 0
+}
+
+// waiting reports whether any ring holds published records.
+func (d *Delivery) waiting() bool {
+	for _, p := range d.ports {
+		if p.ring.waiting() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// park blocks until the owner wakes the thread. It says it is parked before it
+// looks at the rings a last time, and the owner publishes before it looks at
+// parked, so a frame published meanwhile is never left behind.
+func (d *Delivery) park() {
+	d.parked.Store(true)
+	if d.waiting() || d.stop.Load() {
+		d.parked.Store(false)
+		return
+	}
+	d.stats.parks.Add(1)
+	var b [8]byte
+	for {
+		_, err := unix.Read(d.wakeFd, b[:])
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	d.parked.Store(false)
+}
+
+// writeOut writes what p's ring holds to p's socket (delivery thread) and
+// returns how many records it wrote. A write error is counted here and handed to
+// the owner thread, which classifies it (deliveryErr).
+func (p *Port) writeOut(k meter, clk mono.Clock) int {
+	n := 0
+	for ; ; n++ {
+		e := p.ring.peek()
+		if e == nil {
+			return n
+		}
+		if err := p.write(e, k, clk); err != nil {
+			p.M.SocketWriteErrs.Inc()
+			p.lateErr.CompareAndSwap(nil, &err)
+		}
+		p.ring.pop()
+	}
+}
+
+// deliveryErr classifies a socket write error the delivery thread met (owner
+// thread): an interface down or gone, or a failure that ends the port.
+func (p *Port) deliveryErr() {
+	if e := p.lateErr.Swap(nil); e != nil {
+		p.classifyWriteErr(*e)
+	}
+}

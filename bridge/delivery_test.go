@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
+
+	"cand/socketcan"
+)
+
+// eventually waits up to 10 s for cond, failing with what.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("within 10 s: %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// readN reads n records from the test's end of the socketpair, waiting for each.
+func (r *portRig) readN(n int) []can.Frame {
+	r.t.Helper()
+	var got []can.Frame
+	var b [socketcan.FrameSize]byte
+	eventually(r.t, "the delivery thread's frames on the socket", func() bool {
+		for len(got) < n {
+			if _, err := unix.Read(r.host, b[:]); err != nil {
+				if err == unix.EAGAIN {
+					return false
+				}
+				r.t.Fatal(err)
+			}
+			f, _ := socketcan.Decode(&b)
+			got = append(got, f)
+		}
+		return true
+	})
+	return got
+}
+
+// A parked delivery thread is woken once per burst, not per frame: while frames
+// keep coming it spins (its spin is measured on a clock the test holds still),
+// and it writes every frame in bus order. Once the spin has run out it parks, and
+// the next burst wakes it once again.
+func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
+	r := newPortRig(t)
+	p := r.port
+	var now atomic.Int64
+	d := &Delivery{SpinNs: 1_000, Clock: now.Load}
+	if err := d.start([]*Port{p}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.halt)
+	id := uint32(0)
+	for burst := 1; burst <= 3; burst++ {
+		now.Add(10_000) // past the spin: it parks
+		eventually(t, "the delivery thread parked", d.parked.Load)
+		var want []can.Frame
+		for range 20 { // 20 drains of one frame each
+			f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
+			id++
+			want = append(want, f)
+			p.Received(&f)
+			p.deliver()
+		}
+		got := r.readN(len(want))
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("burst %d: frame %d is %v, want %v", burst, i, got[i], want[i])
+			}
+		}
+		if s := d.Stats(); s.Wakes != uint64(burst) {
+			t.Fatalf("after %d bursts of 20 frames: %d wakes, want %d", burst, s.Wakes, burst)
+		}
+	}
+	if s := d.Stats(); s.Frames != 60 {
+		t.Fatalf("%d frames written, want 60", s.Frames)
+	}
+	if n := p.M.RXFrames.Load(); n != 60 {
+		t.Fatalf("cand_rx_frames_total %d, want 60", n)
+	}
+}
+
+// fixedCore is a Pacer whose board core takes cost board ns per frame, on a board
+// clock the test moves.
+type fixedCore struct {
+	now, cost int64
+	busyUntil int64
+	begun     int64
+}
+
+func (c *fixedCore) Busy() int64    { return max(c.busyUntil-c.now, 0) }
+func (c *fixedCore) Begin()         { c.begun = c.now }
+func (c *fixedCore) End(frames int) { c.busyUntil = c.begun + int64(frames)*c.cost }
+
+// The delivery thread's throughput is its board core's: with 150 board µs a
+// frame against a frame every 100 µs it keeps up with two frames in three, so
+// the ring fills at one frame per 300 µs, is full after about 19 ms (64 × 300 µs),
+// and from then on the frames it cannot take are lost, counted. The thread is
+// stepped by the test (no goroutine) on the board's clock; it writes what waits
+// as one batch, so it may run ahead of its core by at most one ring.
+func TestDeliveryCappedByItsCore(t *testing.T) {
+	r := newPortRig(t)
+	p := r.port
+	p.errorFrames = false // only data frames in the ring
+	p.ring = newRing(64)
+	core := &fixedCore{cost: 150_000}
+	d := &Delivery{Pacer: core}
+	d.ports = []*Port{p}
+	p.dt = d
+	const frames, every = 600, 100_000
+	firstLoss := -1
+	for i := range frames {
+		core.now = int64(i) * every
+		f := can.Frame{ID: uint32(i & 0x7FF), Length: 8}
+		p.Received(&f)
+		p.deliver()
+		d.step()
+		r.readAll()
+		if firstLoss < 0 && p.M.RXRingDrops.Load() > 0 {
+			firstLoss = i
+		}
+	}
+	r.readAll()
+	written, waiting, lost := p.M.RXFrames.Load(), p.ring.waiting(), p.M.RXRingDrops.Load()
+	if e := p.M.SocketWriteErrs.Load(); e != 0 {
+		t.Fatalf("%d socket write errors", e)
+	}
+	t.Logf("written %d, waiting %d, lost %d, first lost frame %d", written, waiting, lost, firstLoss)
+	if written+waiting+lost != frames {
+		t.Fatalf("written %d + waiting %d + lost %d != %d frames", written, waiting, lost, frames)
+	}
+	capacity := uint64((frames-1)*every/core.cost + 1)
+	if written < capacity-1 || written > capacity+64 {
+		t.Fatalf("%d frames written in %d ms, want %d (one per 150 µs) up to one ring more", written, frames*every/1_000_000, capacity)
+	}
+	if firstLoss < 150 || firstLoss > 260 {
+		t.Fatalf("first frame lost at %d, want about 192 (ring full after 64 × 300 µs)", firstLoss)
+	}
+}

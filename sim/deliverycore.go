@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"cand/internal/kernelop"
+	"cand/sim/clock"
+)
+
+// DeliveryCore plays the board core that cand's delivery thread runs on
+// (bridge.Pacer, and its kernelop.Meter): the thread keeps its own board time.
+// Each batch of socket writes costs the board its user-code running at the
+// board's factor and its system calls at the board's kernel cost (KernelCost),
+// both from the thread's own CPU time, which leaves out its host run delay; the
+// next batch begins only when the board's clock has passed that cost. The
+// thread does not spin on the host (bridge.Delivery sleeps instead), and the
+// core's own bookkeeping (its CPU-time reads) is charged to nobody.
+type DeliveryCore struct {
+	board func() int64 // the board's time
+	// factor is the user-code factor now, in clock.FactorUnits.
+	factor func() int64
+	// KernelCost is the board's time for a system call of kind op that took
+	// hostNs on the host (nil: hostNs at the user-code factor).
+	KernelCost func(op kernelop.Op, hostNs int64) int64
+	// cpu is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
+	cpu func() int64
+
+	busyUntil int64 // board ns
+	begun     int64 // board ns the batch began at
+	cpu0      int64 // thread CPU ns at Begin
+	kernHost  int64 // host ns in system calls this batch
+	kernBoard int64 // their board cost
+	enterAt   int64
+	reads     int64 // the core's own CPU-time reads this batch
+	readNs    int64 // the thread CPU time one read takes (measured once)
+}
+
+// NewDeliveryCore returns the delivery core of a board whose time is clk and
+// whose user-code factor is clk's.
+func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
+	c := &DeliveryCore{board: clk.Now, factor: func() int64 { return clk.CPU().Factor }, cpu: threadCPU}
+	const n = 64
+	t0 := threadCPU()
+	for range n - 1 {
+		threadCPU()
+	}
+	c.readNs = (threadCPU() - t0) / n
+	return c
+}
+
+// Busy implements bridge.Pacer.
+func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil-c.board(), 0) }
+
+// Begin implements bridge.Pacer.
+func (c *DeliveryCore) Begin() {
+	c.begun = max(c.board(), c.busyUntil)
+	c.kernHost, c.kernBoard, c.reads = 0, 0, 1 // Begin's read and End's, half each
+	c.cpu0 = c.cpu()
+}
+
+// End implements bridge.Pacer.
+func (c *DeliveryCore) End(int) {
+	end := c.cpu()
+	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
+}
+
+// Enter implements kernelop.Meter for the delivery thread.
+func (c *DeliveryCore) Enter(kernelop.Op) {
+	c.reads += 2 // this read and Exit's: one inside the call's span, one outside
+	c.enterAt = c.cpu()
+}
+
+// Exit implements kernelop.Meter for the delivery thread: the call's CPU time
+// is charged at the board's kernel cost, not at the user-code factor.
+func (c *DeliveryCore) Exit(op kernelop.Op) {
+	at := c.cpu()
+	host := max(at-c.enterAt-c.readNs, 0)
+	c.kernHost += host
+	if c.KernelCost != nil {
+		c.kernBoard += c.KernelCost(op, host)
+	} else {
+		c.kernBoard += host * c.factor() / clock.FactorUnit
+	}
+}
