@@ -170,7 +170,7 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 	// The owner waits for work until the first frame is written.
 	busy.tid, busy.err = epollTID(h.pairs[0].driver, 2*time.Second)
 	m := h.d.Owner.Ports[0].M
-	w := window{m: m}
+	w := window{m: m, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), nil, wl.TX, true, clock, m.TXFrames.Load)
 	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin() }, func() { w.stop(); busy.end() })

@@ -172,7 +172,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 
 	m := h.d.Owner.Ports[0].M
 	wl := sc.workload()
-	w := window{m: m, board: pi.Clock().Reached}
+	w := window{m: m, board: pi.Clock().Reached, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
 	lost := func() (bool, string) {
@@ -249,6 +249,10 @@ type window struct {
 	// only); boardElapsed the window in it.
 	board                    func() int64
 	boardStart, boardElapsed int64
+	// ring is the frames waiting in the owner's RX rings now (nil: not known);
+	// ringAtClose what it said when the window closed.
+	ring        func() uint64
+	ringAtClose uint64
 }
 
 func (w *window) begin() {
@@ -266,6 +270,9 @@ func (w *window) begin() {
 // in the board's.
 func (w *window) stop() {
 	w.elapsed = time.Since(w.start)
+	if w.ring != nil {
+		w.ringAtClose = w.ring()
+	}
 	if w.board != nil {
 		w.boardElapsed = w.board() - w.boardStart
 	}
@@ -290,11 +297,11 @@ func cpuTime(ru *unix.Rusage) time.Duration {
 const drainTimeout = 500 * time.Millisecond
 
 // StageNames lists the stages in table order.
-var StageNames = []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done", "both_rx_full"}
+var StageNames = []string{"int_to_handler", "handler_to_cs", "rx_end_to_end", "int_handled", "tx_socket_to_rts", "tx_socket_to_done", "both_rx_full", "rx_chip_to_ring", "rx_ring_to_socket"}
 
 func stages(m *metrics.Controller) map[string]Stage {
 	out := map[string]Stage{}
-	for i, h := range []*metrics.Histogram{m.IntToHandler, m.HandlerToCS, m.RXEndToEnd, m.IntHandled, m.TXSocketToRTS, m.TXSocketToDone, m.BothRXFull} {
+	for i, h := range []*metrics.Histogram{m.IntToHandler, m.HandlerToCS, m.RXEndToEnd, m.IntHandled, m.TXSocketToRTS, m.TXSocketToDone, m.BothRXFull, m.RXChipToRing, m.RXRingToSocket} {
 		out[StageNames[i]] = stageOf(h.Snapshot())
 	}
 	for op := mcp2515.Op(0); op < mcp2515.NumOps; op++ {

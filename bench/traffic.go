@@ -70,9 +70,13 @@ type PortResult struct {
 // (RX0OVR, RX1OVR); and the SPI transfers and bytes of interrupt handling per
 // received frame.
 type RXFigures struct {
-	FramesOffered          uint64  `json:"frames_offered"`
-	FramesReceived         uint64  `json:"frames_received"`
-	FramesLost             uint64  `json:"frames_lost"`
+	FramesOffered  uint64 `json:"frames_offered"`
+	FramesReceived uint64 `json:"frames_received"`
+	FramesLost     uint64 `json:"frames_lost"`
+	// RingAtClose is the frames still waiting in cand's RX rings when the window
+	// closed: counted lost, so that a delivery falling behind the chip is not
+	// forgiven by the drain after the window (part of FramesLost).
+	RingAtClose            uint64  `json:"ring_at_close"`
 	RXOverflows            uint64  `json:"rx_overflows"`
 	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
 	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
@@ -200,6 +204,8 @@ func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h 
 		res.AllocsPerFrame = float64(w.mallocs) / float64(received)
 		res.CPUUsPerFrame = float64(w.cpu.Microseconds()) / float64(received)
 	}
+	res.RingAtClose = w.ringAtClose
+	res.FramesLost = min(res.FramesLost+w.ringAtClose, res.FramesOffered)
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(h.d.Metrics)

@@ -62,6 +62,16 @@ func (o *Owner) kick() {
 	}
 }
 
+// RingWaiting is how many received frames wait in the ports' RX rings for the
+// socket (published by the owner, not yet written). Safe from any goroutine.
+func (o *Owner) RingWaiting() uint64 {
+	n := uint64(0)
+	for _, p := range o.Ports {
+		n += p.ring.waiting()
+	}
+	return n
+}
+
 // HeartbeatAge is how long ago (CLOCK_MONOTONIC ns) the loop made its last turn;
 // the watchdog is fed only while it is young. Safe from any goroutine.
 func (o *Owner) HeartbeatAge() int64 { return mono.Now() - o.heartbeat.Load() }
