@@ -72,6 +72,8 @@
 // Files:
 //   - clock.go: virtual time, the floors (Reach, Commit) and binding;
 //   - cpu.go: the board's CPU as the strict rule charges it (factor, costs, cores);
+//   - kernel.go: the strict rule's metered system calls, charged at the board's
+//     kernel cost of their kind;
 //   - strict.go and dedicated.go: the two rules' register-access sides;
 //   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
 //   - calib.go: the strict rule's continuous calibration of the factor against
@@ -164,6 +166,7 @@ type Clock struct {
 	cpu   cpuState   // the board's CPU (cpu.go)
 	acct  acctState  // the strict rule's running account (strict.go)
 	cal   calibState // the strict rule's continuous calibration (calib.go)
+	kern  meterState // the strict rule's metered system calls (kernel.go)
 	buses busThreads
 
 	h host
@@ -229,6 +232,7 @@ func (c *Clock) Stats() Stats {
 	s.Rule = c.Rule()
 	c.acct.addTo(&s)
 	c.calibTo(&s)
+	c.kernelTo(&s)
 	return s
 }
 
@@ -249,6 +253,7 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()
 	c.acct.reset()
+	c.resetMeter(c.h.thread())
 	c.lastAcc.Store(now)
 	c.accAt.Store(now)
 	c.waiting.Store(0)
@@ -273,7 +278,7 @@ func (c *Clock) Access() int64 {
 		case gap > LookGap:
 			c.look(now, prev, gap)
 		default:
-			c.running(gap)
+			c.running(now, gap)
 		}
 	}
 	c.accAt.Store(now)
