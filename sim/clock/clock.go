@@ -17,8 +17,10 @@
 // everything that is cand's own at what it costs on the board:
 //
 //   - The CPU thread's own running time between register accesses (its code,
-//     its system calls, the garbage collector's work on it) counts Factor times:
-//     board time runs ahead of host time while the driver computes. A gap of at
+//     the garbage collector's work on it) counts Factor times: board time runs
+//     ahead of host time while the driver computes. Its system calls that it
+//     meters (Enter, Exit: kernel.go) count at the board's cost of their kind of
+//     kernel work instead, which need not be more than their host time. A gap of at
 //     most LookGap is taken as running; a longer one is looked at
 //     (strict.go): the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, which a kernel
 //     with CONFIG_PARAVIRT_TIME_ACCOUNTING keeps free of steal), its run delay
@@ -28,11 +30,12 @@
 //   - Runqueue and steal time is removed.
 //   - A sleep the bus thread saw as a wait for the hardware (epoll_wait,
 //     nanosleep) is the board's time as it passes; the wake-up that ends it
-//     costs the board's wake-up (WakeHostNs × Factor) instead of the host's.
+//     costs the board's wake-up (WakeBoardNs, or WakeHostNs × Factor) instead
+//     of the host's.
 //   - Any other sleep is a Go runtime park (a preemption hands the locked
 //     goroutine back through a futex, a stop-the-world waits for it): it costs
-//     the board's park (ParkHostNs × Factor), or the other threads' CPU time in
-//     it × Factor if that is more (their work the owner waited for).
+//     the board's park (ParkBoardNs, or ParkHostNs × Factor), or the running in
+//     its gap at the board's cost if that is more (the park's own work).
 //   - On a one-core board the process's other threads' CPU time × Factor is
 //     charged too: there they would have run on the owner's core.
 //   - A register access costs the board's access time (AccessNs), whatever the
