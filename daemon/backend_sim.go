@@ -78,6 +78,7 @@ func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 		return
 	}
 	core := sim.NewDeliveryCore(b.pi.Clock())
+	core.KernelCost = b.pi.KernelCost()
 	d.Pacer, d.Kernel = core, core
 }
 

@@ -75,8 +75,9 @@ func TestKernelFiguresPerBoard(t *testing.T) {
 	}
 }
 
-// The virtual Pi hands the owner its clock as the meter under the strict rule
-// with the board's kernel figures, and nothing otherwise.
+// The virtual Pi hands the owner its clock as the meter, and the delivery
+// thread's core the clock's kernel cost, under the strict rule with the board's
+// kernel figures, and nothing otherwise.
 func TestPiKernelMeter(t *testing.T) {
 	for _, c := range []struct {
 		hw   string
@@ -85,6 +86,9 @@ func TestPiKernelMeter(t *testing.T) {
 		pi := piOf(t, "hardware:\n  sim_board: pi3\n"+c.hw+"controllers:\n  - bitrate: 500000\n")
 		if m := pi.Kernel(); (m != nil) != c.want || (m != nil && m != kernelop.Meter(pi.Clock())) {
 			t.Errorf("%q: meter %v, want the clock: %v", c.hw, m, c.want)
+		}
+		if k := pi.KernelCost(); (k != nil) != c.want {
+			t.Errorf("%q: kernel cost for other threads set %v, want %v", c.hw, k != nil, c.want)
 		}
 	}
 }

@@ -174,6 +174,17 @@ func (p *Pi) Kernel() kernelop.Meter {
 	return p.clk
 }
 
+// KernelCost is, for a thread of cand's other than the owner that keeps its own
+// board time (sim.DeliveryCore), the board's time for a system call of kind op
+// that took hostNs on the host, at the board's kernel cost of its kind and its
+// ARM clock now; nil where Kernel is nil (the calls at the user-code factor).
+func (p *Pi) KernelCost() func(op kernelop.Op, hostNs int64) int64 {
+	if p.Kernel() == nil {
+		return nil
+	}
+	return p.clk.KernelCost
+}
+
 // Board is the board the virtual Pi plays, with this host's calibration.
 func (p *Pi) Board() Board { return p.board }
 

@@ -73,6 +73,21 @@ func (c *Clock) Exit(op kernelop.Op) {
 	n.board.Add(b)
 }
 
+// KernelCost is the board's time for a system call of kind op that took hostNs
+// of a thread's CPU time on the host: at the kernel factor of its kind now, or
+// the user-code factor where it has none. For a thread that keeps its own board
+// time (sim.DeliveryCore).
+func (c *Clock) KernelCost(op kernelop.Op, hostNs int64) int64 {
+	f := int64(0)
+	if op < kernelop.NumOps {
+		f = c.cpu.kernel[op].Load()
+	}
+	if f == 0 {
+		f = c.cpu.factor.Load()
+	}
+	return scaled(hostNs, f)
+}
+
 // kernelIn takes the metered calls since the last register access out of run,
 // the host ns of the gap's running: it returns the user code's part of run
 // (charged at the factor) and the board ns of the rest. Where the calls' host

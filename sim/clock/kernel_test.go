@@ -220,3 +220,15 @@ func TestDedicatedMetersNothing(t *testing.T) {
 		t.Errorf("kernel %+v, want none", st.Kernel)
 	}
 }
+
+// Another thread's system call, costed for its own board time: at the kernel
+// factor of its kind, or the user-code factor where the kind has none.
+func TestKernelCostForAnotherThread(t *testing.T) {
+	c, _ := strictOn(t, 4*FactorUnit, kernelCPU(0, FactorUnit/2, 0))
+	if got := c.KernelCost(kernelop.SocketWrite, 6*us); got != 3*us {
+		t.Errorf("socket write of 6 µs: %d ns, want %d", got, 3*us)
+	}
+	if got := c.KernelCost(kernelop.SocketRead, 6*us); got != 24*us {
+		t.Errorf("socket read of 6 µs without a kernel factor: %d ns, want %d", got, 24*us)
+	}
+}
