@@ -66,6 +66,20 @@ const (
 	SimBoardPi4    SimBoard = "pi4"
 )
 
+// SimKernelCost is how the strict rule charges the owner thread's system calls
+// (backend sim only; docs/boards.md, "What the board's kernel costs").
+type SimKernelCost string
+
+const (
+	// SimKernelCostBoard: each metered system call at the board's published
+	// cost for its kind of kernel work, measured against this host; the board's
+	// park and wake-up from its published wake-up figure (the default).
+	SimKernelCostBoard SimKernelCost = "board"
+	// SimKernelCostUserFactor: system calls, parks and wake-ups at the host's
+	// time times the user-code factor, the rule before, for comparison.
+	SimKernelCostUserFactor SimKernelCost = "user_factor"
+)
+
 // Hardware is the SoC side, shared by all controllers on SPI0.
 type Hardware struct {
 	Backend Backend `yaml:"backend"` // sim | bcm2835; default sim
@@ -87,6 +101,8 @@ type Hardware struct {
 	// core clocks at their maximum even when idle (default false: the ondemand
 	// governor scales them; docs/boards.md).
 	SimForceTurbo bool `yaml:"sim_force_turbo"`
+	// SimKernelCost is board (default) or user_factor; see SimKernelCost.
+	SimKernelCost SimKernelCost `yaml:"sim_kernel_cost"`
 	// SimStallBusAfter stalls the virtual Pi's peripheral bus this long (host time)
 	// after cand starts: the owner thread's next SPI0 or GPIO access never returns,
 	// as on a board whose bus hangs, so the systemd watchdog can be seen to act.
@@ -421,6 +437,9 @@ func (SimCPU) choices() []string {
 }
 func (SimBoard) choices() []string {
 	return []string{string(SimBoardPiZero), string(SimBoardPi1), string(SimBoardPi2), string(SimBoardPi3), string(SimBoardPi4)}
+}
+func (SimKernelCost) choices() []string {
+	return []string{string(SimKernelCostBoard), string(SimKernelCostUserFactor)}
 }
 func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}

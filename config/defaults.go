@@ -105,6 +105,7 @@ func configDefaults() []setting[Config] {
 		// (docs/clock.md).
 		absent("hardware.sim_cpu", func(c *Config) { c.Hardware.SimCPU = SimCPUStrict }),
 		absent("hardware.sim_board", func(c *Config) { c.Hardware.SimBoard = SimBoardPi3 }),
+		absent("hardware.sim_kernel_cost", func(c *Config) { c.Hardware.SimKernelCost = SimKernelCostBoard }),
 		absent("hardware.poll_budget", func(c *Config) { c.Hardware.PollBudget = DefaultPollBudget }),
 		absent("hardware.gpio_chip", func(c *Config) { c.Hardware.GPIOChip = DefaultGPIOChip }),
 		absent("hardware.analyzer_pins.interrupt", func(c *Config) { c.Hardware.AnalyzerPins.Interrupt = -1 }),

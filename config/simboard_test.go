@@ -28,3 +28,34 @@ func TestSimBoardKeys(t *testing.T) {
 		t.Errorf("warnings %q, want sim_board ignored", c.Warnings)
 	}
 }
+
+// hardware.sim_kernel_cost is board (the default) or user_factor; any other value
+// is refused with the key and the choices; on the real backend it is ignored with
+// a warning.
+func TestSimKernelCostKey(t *testing.T) {
+	c, err := Parse("x.yaml", []byte(ok500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hardware.SimKernelCost != SimKernelCostBoard {
+		t.Errorf("default sim_kernel_cost %q, want board", c.Hardware.SimKernelCost)
+	}
+	c, err = Parse("x.yaml", []byte("hardware: {sim_kernel_cost: user_factor}\n"+ok500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hardware.SimKernelCost != SimKernelCostUserFactor {
+		t.Errorf("sim_kernel_cost %q, want user_factor", c.Hardware.SimKernelCost)
+	}
+	_, err = Parse("x.yaml", []byte("hardware: {sim_kernel_cost: host}\n"+ok500))
+	if err == nil || !strings.Contains(err.Error(), `hardware.sim_kernel_cost: "host" is not allowed; allowed: board, user_factor`) {
+		t.Errorf("sim_kernel_cost host: %v, want an error naming the key and the choices", err)
+	}
+	c, err = Parse("x.yaml", []byte("hardware: {backend: bcm2835, sim_kernel_cost: board}\ncontrollers:\n  - bitrate: 500000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) == 0 || !strings.Contains(c.Warnings[0], "hardware.sim_kernel_cost: ignored: the bcm2835 backend runs on the board it finds") {
+		t.Errorf("warnings %q, want sim_kernel_cost ignored", c.Warnings)
+	}
+}

@@ -63,6 +63,7 @@ func (w *wiring) openBackend() (backend, error) {
 			return nil, err
 		}
 		w.Pi = b.pi
+		w.Owner.Kernel = b.pi.Kernel() // the board's cost of the owner's system calls
 		return b, nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"cand/bridge"
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/kernelop"
 	"cand/metrics"
 	"cand/sim"
 	"cand/sim/clock"
@@ -77,6 +78,7 @@ func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 		return
 	}
 	core := sim.NewDeliveryCore(b.pi.Clock())
+	core.KernelCost = b.pi.KernelCost()
 	d.Pacer, d.Kernel = core, core
 }
 
@@ -143,9 +145,25 @@ func (b *simBackend) bindOwner() {
 		b.log.Warn("virtual Pi: no /proc/self/task/TID/schedstat on this kernel (CONFIG_SCHED_INFO): the host's runqueue waits of the owner thread count as the board's time")
 	}
 	arm, core := b.pi.Clocks()
+	args := []any{"board", bd.Name, "model", bd.Model, "cpu_factor", b.pi.Factor(), "arm_hz", arm, "core_hz", core,
+		"host_kernel_ns", clk.HostKernelNs(), "host_kernel_ns_at_build", bd.Host.KernelNs, "host_handoff_ns", bd.Host.HandOffNs,
+		"kernel_cost", kernelCost(bd)}
+	if bd.BoardKernel() {
+		args = append(args, "host_syscall_ns", bd.Host.SyscallNs, "host_pipe_ns", bd.Host.PipeNs, "host_round_trip_ns", bd.Host.RoundTripNs)
+		for op := range kernelop.NumOps {
+			args = append(args, op.String()+"_factor", bd.KernelFactor(op, arm))
+		}
+	}
 	b.log.Info("virtual Pi: the owner thread plays the board's CPU; only the host's runqueue, steal and slow wake-ups leave the board's time (cand_sim_host_stall_seconds_total)",
-		"board", bd.Name, "model", bd.Model, "cpu_factor", b.pi.Factor(), "arm_hz", arm, "core_hz", core,
-		"host_kernel_ns", clk.HostKernelNs(), "host_kernel_ns_at_build", bd.Host.KernelNs, "host_handoff_ns", bd.Host.HandOffNs)
+		args...)
+}
+
+// kernelCost is hardware.sim_kernel_cost as the board plays it.
+func kernelCost(bd sim.Board) config.SimKernelCost {
+	if bd.BoardKernel() {
+		return config.SimKernelCostBoard
+	}
+	return config.SimKernelCostUserFactor
 }
 
 // report returns the board to host time and logs what the clock did to its time.
@@ -166,6 +184,12 @@ func (b *simBackend) report() {
 	for c := clock.Category(0); c < clock.NumCategories; c++ {
 		if r := s.Removed[c]; r.Count > 0 {
 			args = append(args, c.String()+"_ms", r.Ns/1e6)
+		}
+	}
+	for op, k := range s.Kernel {
+		if k.Calls > 0 {
+			args = append(args, kernelop.Op(op).String()+"_calls", k.Calls, kernelop.Op(op).String()+"_host_ms", float64(k.HostNs)/1e6,
+				kernelop.Op(op).String()+"_board_ms", float64(k.BoardNs)/1e6)
 		}
 	}
 	b.log.Info("virtual Pi: the board's time", args...)

@@ -68,6 +68,12 @@ func (c *rigConfig) clockRule(r config.SimCPU) *rigConfig {
 	return c
 }
 
+// kernelCost charges the owner's system calls by k (hardware.sim_kernel_cost).
+func (c *rigConfig) kernelCost(k config.SimKernelCost) *rigConfig {
+	c.hardware = append(c.hardware, "sim_kernel_cost: "+string(k))
+	return c
+}
+
 // forceTurbo plays the board with force_turbo=1: its clocks at their maximum
 // from the start, for a test whose traffic must be lossless from its first frame.
 func (c *rigConfig) forceTurbo() *rigConfig {

@@ -38,6 +38,27 @@ type Calibration struct {
 	// calls of the board's register view, bus-stall gate included, less what a
 	// real board's register read runs): the strict rule does not scale it.
 	GapOverheadNs float64
+	// SyscallNs, PipeNs and RoundTripNs are the host's time for the kernel work
+	// the boards' UnixBench figures measure (KernelWork), the fastest of several
+	// runs: a system call of the system call test's mix, a 512-byte pipe write
+	// and read, a token's round trip between two locked threads over two pipes.
+	SyscallNs, PipeNs, RoundTripNs float64
+	// MeterNs is the host time of the clock's Enter and Exit around a metered
+	// system call, outside the call: the simulator's own, not scaled.
+	MeterNs float64
+}
+
+// work is the host's time for kernel work w (0: not measured).
+func (c Calibration) work(w KernelWork) float64 {
+	switch w {
+	case Syscall:
+		return c.SyscallNs
+	case Pipe:
+		return c.PipeNs
+	case RoundTrip:
+		return c.RoundTripNs
+	}
+	return 0
 }
 
 const (
@@ -55,11 +76,18 @@ const (
 	handOffBudget = 50 * time.Millisecond
 	gapAccesses   = 2000 // per run
 	gapRuns       = 3
+	// The kernel work: the fastest of workRuns runs of workLoops loops
+	// (syscalls, pipe) or of roundTrips single trips (within handOffBudget).
+	workRuns   = 10
+	workLoops  = 100
+	roundTrips = 200
+	meterCalls = 2000 // per run, of gapRuns
 )
 
 // Calibrate measures this host.
 func Calibrate() Calibration {
-	return Calibration{KernelNs: measureKernel(), HandOffNs: measureHandOff(), WokenNs: measureWoken(), GapOverheadNs: measureGapOverhead()}
+	return Calibration{KernelNs: measureKernel(), HandOffNs: measureHandOff(), WokenNs: measureWoken(), GapOverheadNs: measureGapOverhead(),
+		SyscallNs: measureSyscalls(), PipeNs: measurePipe(), RoundTripNs: measureRoundTrip(), MeterNs: measureMeter()}
 }
 
 // measureKernel times kernelPasses passes of the kernel kernelRuns times and

@@ -55,10 +55,3 @@ func median(v []float64) float64 {
 	slices.Sort(v)
 	return v[len(v)/2]
 }
-
-func minOf(m, v float64) float64 {
-	if m < 0 || v < m {
-		return v
-	}
-	return m
-}

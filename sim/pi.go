@@ -22,6 +22,7 @@ import (
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/hw/pinout"
+	"cand/internal/kernelop"
 	"cand/metrics"
 	"cand/sim/canbus"
 	"cand/sim/clock"
@@ -160,6 +161,29 @@ func (p *Pi) GPIO() bcm2835.Regs { return boardView(&p.stall, p.soc.GPIO(), p.cl
 // BusStall is the fault of the peripheral bus that SPI0 and GPIO are reached
 // through: stalled, the owner thread's next register access never returns.
 func (p *Pi) BusStall() *soc.BusStall { return &p.stall }
+
+// Kernel is what the owner thread brackets its frame-path system calls with
+// (bridge.Owner.Kernel): under the strict rule with the board's kernel figures
+// (hardware.sim_kernel_cost: board, the default), the board's clock, which
+// charges each call at the board's cost of its kind of kernel work; nil
+// otherwise (the calls are then running at the user-code factor, or host time).
+func (p *Pi) Kernel() kernelop.Meter {
+	if p.gov == nil || !p.board.BoardKernel() {
+		return nil
+	}
+	return p.clk
+}
+
+// KernelCost is, for a thread of cand's other than the owner that keeps its own
+// board time (sim.DeliveryCore), the board's time for a system call of kind op
+// that took hostNs on the host, at the board's kernel cost of its kind and its
+// ARM clock now; nil where Kernel is nil (the calls at the user-code factor).
+func (p *Pi) KernelCost() func(op kernelop.Op, hostNs int64) int64 {
+	if p.Kernel() == nil {
+		return nil
+	}
+	return p.clk.KernelCost
+}
 
 // Board is the board the virtual Pi plays, with this host's calibration.
 func (p *Pi) Board() Board { return p.board }

@@ -165,7 +165,7 @@ func (c *Clock) burst(t0 int64) int64 {
 	if after.nvcsw == before.nvcsw {
 		c.stats.add(Steal, rest)
 	} else {
-		cost := scaled(c.cpu.parkHost.Load(), c.cpu.factor.Load())
+		cost := c.parkCost(c.cpu.factor.Load())
 		c.off.Add(-cost)
 		c.stats.add(Park, rest)
 		c.stats.Parks++

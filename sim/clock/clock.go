@@ -17,8 +17,10 @@
 // everything that is cand's own at what it costs on the board:
 //
 //   - The CPU thread's own running time between register accesses (its code,
-//     its system calls, the garbage collector's work on it) counts Factor times:
-//     board time runs ahead of host time while the driver computes. A gap of at
+//     the garbage collector's work on it) counts Factor times: board time runs
+//     ahead of host time while the driver computes. Its system calls that it
+//     meters (Enter, Exit: kernel.go) count at the board's cost of their kind of
+//     kernel work instead, which need not be more than their host time. A gap of at
 //     most LookGap is taken as running; a longer one is looked at
 //     (strict.go): the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, which a kernel
 //     with CONFIG_PARAVIRT_TIME_ACCOUNTING keeps free of steal), its run delay
@@ -28,11 +30,12 @@
 //   - Runqueue and steal time is removed.
 //   - A sleep the bus thread saw as a wait for the hardware (epoll_wait,
 //     nanosleep) is the board's time as it passes; the wake-up that ends it
-//     costs the board's wake-up (WakeHostNs × Factor) instead of the host's.
+//     costs the board's wake-up (WakeBoardNs, or WakeHostNs × Factor) instead
+//     of the host's.
 //   - Any other sleep is a Go runtime park (a preemption hands the locked
 //     goroutine back through a futex, a stop-the-world waits for it): it costs
-//     the board's park (ParkHostNs × Factor), or the other threads' CPU time in
-//     it × Factor if that is more (their work the owner waited for).
+//     the board's park (ParkBoardNs, or ParkHostNs × Factor), or the running in
+//     its gap at the board's cost if that is more (the park's own work).
 //   - On a one-core board the process's other threads' CPU time × Factor is
 //     charged too: there they would have run on the owner's core.
 //   - A register access costs the board's access time (AccessNs), whatever the
@@ -72,6 +75,8 @@
 // Files:
 //   - clock.go: virtual time, the floors (Reach, Commit) and binding;
 //   - cpu.go: the board's CPU as the strict rule charges it (factor, costs, cores);
+//   - kernel.go: the strict rule's metered system calls, charged at the board's
+//     kernel cost of their kind;
 //   - strict.go and dedicated.go: the two rules' register-access sides;
 //   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
 //   - calib.go: the strict rule's continuous calibration of the factor against
@@ -164,6 +169,7 @@ type Clock struct {
 	cpu   cpuState   // the board's CPU (cpu.go)
 	acct  acctState  // the strict rule's running account (strict.go)
 	cal   calibState // the strict rule's continuous calibration (calib.go)
+	kern  meterState // the strict rule's metered system calls (kernel.go)
 	buses busThreads
 
 	h host
@@ -229,6 +235,7 @@ func (c *Clock) Stats() Stats {
 	s.Rule = c.Rule()
 	c.acct.addTo(&s)
 	c.calibTo(&s)
+	c.kernelTo(&s)
 	return s
 }
 
@@ -249,6 +256,7 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()
 	c.acct.reset()
+	c.resetMeter(c.h.thread())
 	c.lastAcc.Store(now)
 	c.accAt.Store(now)
 	c.waiting.Store(0)
@@ -273,7 +281,7 @@ func (c *Clock) Access() int64 {
 		case gap > LookGap:
 			c.look(now, prev, gap)
 		default:
-			c.running(gap)
+			c.running(now, gap)
 		}
 	}
 	c.accAt.Store(now)

@@ -1,6 +1,10 @@
 package clock
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"cand/internal/kernelop"
+)
 
 // FactorUnit is Factor 1: a board as fast as the host.
 const FactorUnit = 1024
@@ -21,11 +25,28 @@ type CPU struct {
 	// AccessNs is the board time of one register access.
 	AccessNs int64
 	// ParkHostNs is what a Go runtime park of a locked thread and its hand-back
-	// take on this host, unloaded; on the board they take ParkHostNs × Factor.
+	// take on this host, unloaded; on the board they take ParkHostNs × Factor,
+	// unless ParkBoardNs is set.
 	ParkHostNs int64
 	// WakeHostNs is, likewise, the host's cost of the wake-up path from an
-	// interrupt to the waiting thread running.
+	// interrupt to the waiting thread running, × Factor unless WakeBoardNs is set.
 	WakeHostNs int64
+	// ParkBoardNs, when set, is the board's own cost of a park and hand-back,
+	// in place of ParkHostNs × Factor.
+	ParkBoardNs int64
+	// WakeBoardNs, when set, is the board's own cost of the wake-up path in
+	// place of WakeHostNs × Factor, the woken thread's own sleep and return
+	// included: WokenHostNs of the woken gap's running is taken out of it, not
+	// charged at the factor.
+	WakeBoardNs, WokenHostNs int64
+	// KernelFactor is, per kind of metered system call (Enter, Exit), how many
+	// board ns one host ns inside such a call stands for, in FactorUnits (below
+	// FactorUnit too: a host can be slower at kernel work than the board). 0:
+	// the call is not metered, its time is running at Factor.
+	KernelFactor [kernelop.NumOps]int64
+	// MeterNs is the host time of a metered call's Enter and Exit outside the
+	// call: the simulator's, not scaled.
+	MeterNs int64
 	// Cores is how many cores the board has; on one, the process's other threads
 	// share the CPU thread's core.
 	Cores int
@@ -38,6 +59,8 @@ type CPU struct {
 // cpuState is the CPU, read by the CPU thread on every access.
 type cpuState struct {
 	factor, accessNs, parkHost, wakeHost, gapOverhead atomic.Int64
+	parkBoard, wakeBoard, woken, meter                atomic.Int64
+	kernel                                            [kernelop.NumOps]atomic.Int64
 	cores                                             atomic.Int32
 }
 
@@ -54,6 +77,13 @@ func (c *Clock) SetCPU(p CPU) {
 	c.SetAccessNs(p.AccessNs)
 	c.cpu.parkHost.Store(max(p.ParkHostNs, 0))
 	c.cpu.wakeHost.Store(max(p.WakeHostNs, 0))
+	c.cpu.parkBoard.Store(max(p.ParkBoardNs, 0))
+	c.cpu.wakeBoard.Store(max(p.WakeBoardNs, 0))
+	c.cpu.woken.Store(max(p.WokenHostNs, 0))
+	for i, f := range p.KernelFactor {
+		c.cpu.kernel[i].Store(max(f, 0))
+	}
+	c.cpu.meter.Store(max(p.MeterNs, 0))
 	c.cpu.cores.Store(int32(max(p.Cores, 1)))
 	c.cpu.gapOverhead.Store(max(p.GapOverheadNs, 0))
 }
@@ -67,8 +97,21 @@ func (c *Clock) SetAccessNs(ns int64) { c.cpu.accessNs.Store(max(ns, 0)) }
 
 // CPU returns the board's CPU as set now.
 func (c *Clock) CPU() CPU {
-	return CPU{Factor: c.cpu.factor.Load(), BoardKernelNs: c.cal.board.Load(), AccessNs: c.cpu.accessNs.Load(), ParkHostNs: c.cpu.parkHost.Load(),
-		WakeHostNs: c.cpu.wakeHost.Load(), Cores: int(c.cpu.cores.Load()), GapOverheadNs: c.cpu.gapOverhead.Load()}
+	p := CPU{Factor: c.cpu.factor.Load(), BoardKernelNs: c.cal.board.Load(), AccessNs: c.cpu.accessNs.Load(), ParkHostNs: c.cpu.parkHost.Load(),
+		WakeHostNs: c.cpu.wakeHost.Load(), ParkBoardNs: c.cpu.parkBoard.Load(), WakeBoardNs: c.cpu.wakeBoard.Load(), WokenHostNs: c.cpu.woken.Load(),
+		MeterNs: c.cpu.meter.Load(), Cores: int(c.cpu.cores.Load()), GapOverheadNs: c.cpu.gapOverhead.Load()}
+	for i := range p.KernelFactor {
+		p.KernelFactor[i] = c.cpu.kernel[i].Load()
+	}
+	return p
+}
+
+// parkCost is the board's cost of a Go runtime park at factor f.
+func (c *Clock) parkCost(f int64) int64 {
+	if b := c.cpu.parkBoard.Load(); b > 0 {
+		return b
+	}
+	return scaled(c.cpu.parkHost.Load(), f)
 }
 
 // scaled is ns host ns of running on a CPU of factor f, in board ns.

@@ -7,7 +7,8 @@ import "math/bits"
 //
 // A gap between two register accesses in which the CPU thread did not sleep holds
 // cand's code and at most a few of its system calls (a socket write, an event
-// read, a zero-timeout epoll_wait), all charged at the board's CPU factor. On a
+// read, a zero-timeout epoll_wait), charged at the board's CPU factor or, those
+// it meters, at the board's kernel cost (kernel.go). On a
 // virtual machine one of those system calls occasionally runs for milliseconds of
 // CPU time that is neither run delay nor steal (the hypervisor serving the vCPU
 // while the guest counts it as running). Such a gap is an outlier when its CPU

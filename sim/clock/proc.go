@@ -3,6 +3,7 @@ package clock
 import (
 	"fmt"
 	"sync/atomic"
+	_ "unsafe" // for go:linkname
 
 	"golang.org/x/sys/unix"
 
@@ -26,6 +27,9 @@ type host struct {
 	// others returns the CPU time of the process's threads other than the CPU
 	// thread (whose own is ownExec) and the bus threads.
 	others func(c *Clock, ownExec int64) int64
+	// thread identifies the calling OS thread without a system call (the Go
+	// runtime's M, which a goroutine locked to its thread keeps).
+	thread func() uintptr
 }
 
 func realHost() host {
@@ -36,8 +40,16 @@ func realHost() host {
 		look:   (*Clock).procLook,
 		sample: (*Clock).procSample,
 		others: (*Clock).procOthers,
+		thread: getm,
 	}
 }
+
+// getm is the Go runtime's current M: one per OS thread, so the same for every
+// call on a goroutine locked to its thread (runtime/proc.go keeps it for
+// linkname, go.dev/issue/67401). A few ns, where gettid(2) is a system call.
+//
+//go:linkname getm runtime.getm
+func getm() uintptr
 
 func threadNvcsw() int64 {
 	var ru unix.Rusage
@@ -167,6 +179,7 @@ func (c *Clock) SchedstatMissing() bool { return c.Bound() && c.schedFd.Load() <
 // bus thread looking at that moment reads the thread as gone: waiting.
 func (c *Clock) UnbindCPU() {
 	c.tid.Store(0)
+	c.resetMeter(0)
 	for _, f := range []*atomic.Int64{&c.statFd, &c.sysFd, &c.schedFd, &c.ioFd} {
 		if fd := f.Swap(0); fd > 0 {
 			unix.Close(int(fd - 1))

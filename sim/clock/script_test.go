@@ -29,6 +29,7 @@ func newScripted(s *script) *Clock {
 		look:   func(*Clock) byte { s.looks++; return s.state },
 		sample: func(*Clock) sample { return sample{exec: s.exec, rd: s.rd, nvcsw: s.nvcsw, sys: s.sys} },
 		others: func(*Clock, int64) int64 { return s.others },
+		thread: func() uintptr { return uintptr(s.tid) },
 	}
 	return c
 }

@@ -1,5 +1,7 @@
 package clock
 
+import "cand/internal/kernelop"
+
 // Category is why host time was taken out of the board's clock.
 type Category int
 
@@ -56,11 +58,17 @@ type Stats struct {
 	MaxRemovalNs int64
 
 	// Strict rule only: the board time charged beyond the host time it stands for.
-	// ScaledNs is the CPU thread's own running time times (factor - 1): its code
-	// on the board's slower core. ParkNs and WakeNs are the board's cost of the
-	// parks and wake-ups charged in place of their host time. SharedCoreNs is the
-	// CPU time of the process's other threads charged on a one-core board.
+	// ScaledNs is the CPU thread's own running time, its metered system calls
+	// apart, times (factor - 1): its code on the board's slower core. ParkNs
+	// and WakeNs are the board's cost of the parks and wake-ups charged in place
+	// of their host time. SharedCoreNs is the CPU time of the process's other
+	// threads charged on a one-core board.
 	ScaledNs, ParkNs, WakeNs, SharedCoreNs int64
+	// KernelNs is the board time charged beyond host time for the CPU thread's
+	// metered system calls (kernel.go): negative where the host is slower at
+	// that kernel work than the board. Kernel counts them by kind.
+	KernelNs int64
+	Kernel   [kernelop.NumOps]KernelCalls
 	// Parks and Wakes count the Go runtime parks and the wake-ups charged.
 	Parks, Wakes uint64
 	// FloorKeptNs is removal the floors refused (Reach, Commit, a model's time).
@@ -88,7 +96,9 @@ func (s Stats) RemovedNs() int64 {
 }
 
 // ChargedNs is the total board time charged beyond host time (strict rule).
-func (s Stats) ChargedNs() int64 { return s.ScaledNs + s.ParkNs + s.WakeNs + s.SharedCoreNs }
+func (s Stats) ChargedNs() int64 {
+	return s.ScaledNs + s.KernelNs + s.ParkNs + s.WakeNs + s.SharedCoreNs
+}
 
 // add records a removal of ns in category cat (mu held).
 func (s *Stats) add(cat Category, ns int64) {

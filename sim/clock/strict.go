@@ -18,7 +18,9 @@ import "sync/atomic"
 type acctState struct {
 	short  atomic.Int64 // host ns of short gaps since the last look
 	model  atomic.Int64 // host ns inside register accesses since the last look
-	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's running
+	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's user code
+	kernel atomic.Int64 // board ns charged beyond host ns for its metered system calls
+	kept   atomic.Int64 // a short gap's removal the floors refused
 	idle   atomic.Int64 // board ns the CPU thread waited for the hardware
 	models atomic.Uint64
 	modelN atomic.Int64 // host ns of the register model removed
@@ -32,6 +34,8 @@ func (a *acctState) reset() {
 // addTo adds the atomically kept counts to s.
 func (a *acctState) addTo(s *Stats) {
 	s.ScaledNs += a.scaled.Load()
+	s.KernelNs += a.kernel.Load()
+	s.FloorKeptNs += a.kept.Load()
 	s.IdleNs += a.idle.Load()
 	s.Removed[Model].Count += a.models.Load()
 	s.Removed[Model].Ns += a.modelN.Load()
@@ -47,14 +51,23 @@ type sample struct {
 	others, othersAt int64
 }
 
-// running charges a short gap as the CPU's own running, less the simulator's
-// overhead in it.
-func (c *Clock) running(gap int64) {
+// running charges a short gap that ends at host time now as the CPU's own
+// running, less the simulator's overhead in it: its user code at the factor, its
+// metered system calls at the board's kernel cost (kernel.go), which may be less
+// than their host time.
+func (c *Clock) running(now, gap int64) {
 	c.acct.short.Add(gap)
 	run := max(gap-c.cpu.gapOverhead.Load(), 0)
-	if x := scaled(run, c.cpu.factor.Load()) - run; x > 0 {
+	user, kern := c.kernelIn(run)
+	up := scaled(user, c.cpu.factor.Load())
+	c.acct.scaled.Add(up - user)
+	switch x := up + kern - run; {
+	case x > 0:
 		c.off.Add(-x)
-		c.acct.scaled.Add(x)
+	case x < 0:
+		if got := c.takeOut(now, -x); got < -x {
+			c.acct.kept.Add(-x - got)
+		}
 	}
 }
 
@@ -184,8 +197,19 @@ func (c *Clock) look(now, prev, gap int64) {
 			on, run, outlier = on-x, run-x, x
 		}
 	}
-	board := scaled(run, f) + on - run
-	c.acct.scaled.Add(scaled(run, f) - run)
+	// Of the driver's running, its metered system calls are charged at the
+	// board's kernel cost (kernel.go), the rest at the factor. With the board's
+	// own wake-up cost, the woken thread's own sleep and return (WokenHostNs of
+	// its CPU time) are the wake-up's, charged in it (below).
+	user, kern := c.kernelIn(run)
+	own := int64(0)
+	if woke && c.cpu.wakeBoard.Load() > 0 {
+		own = min(c.cpu.woken.Load(), user)
+		user -= own
+	}
+	runBoard := scaled(user, f) + kern
+	board := runBoard + on - run
+	c.acct.scaled.Add(scaled(user, f) - user)
 	c.stats.add(Runqueue, rd)
 	free := int64(0) // of rest, the wait for the hardware
 	kind := byte('p')
@@ -199,10 +223,13 @@ func (c *Clock) look(now, prev, gap int64) {
 		// woke it: the wait is the board's time; the wake-up path until it ran
 		// costs the board's wake-up instead of the host's.
 		path := clamp(now-c.wokeAt.Load()-on-outlier-rd, 0, rest) // the outlier was on its CPU too
-		cost := scaled(c.cpu.wakeHost.Load(), f)
+		cost := c.cpu.wakeBoard.Load()
+		if cost == 0 {
+			cost = scaled(c.cpu.wakeHost.Load(), f)
+		}
 		free = rest - path
 		board += free + cost
-		c.stats.add(WakeUp, path)
+		c.stats.add(WakeUp, path+own)
 		c.stats.Wakes++
 		c.stats.WakeNs += cost
 	case waited:
@@ -214,8 +241,8 @@ func (c *Clock) look(now, prev, gap int64) {
 		// that is the host's scheduling of the thread that hands it back; its
 		// running (the runtime's preemption and scheduling, next to a few
 		// instructions of the driver's) is the park's own work, so the park
-		// costs that at the board's speed if that is more.
-		cost := max(scaled(c.cpu.parkHost.Load(), f)-scaled(run, f), 0)
+		// costs that at the board's cost if that is more.
+		cost := max(c.parkCost(f)-runBoard, 0)
 		board += cost
 		c.stats.add(Park, rest)
 		c.stats.Parks++
