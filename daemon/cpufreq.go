@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 
@@ -42,7 +43,11 @@ func (c cpuClock) hold(h *config.Hardware, log *slog.Logger) func() {
 		}
 	}
 	held, err := c.sys.Hold(c.state)
-	if err != nil {
+	switch {
+	case errors.Is(err, cpufreq.ErrNoCpufreq): // its message says the clock is not held
+		log.Warn("cpu clock: "+err.Error(), "setting", "hardware.hold_cpu_clock")
+		return nil
+	case err != nil:
 		log.Warn("cpu clock: not held: "+err.Error(), "setting", "hardware.hold_cpu_clock")
 		return nil
 	}
