@@ -72,6 +72,9 @@ func cpufreqHold(sys cpufreq.Sysfs, path, state string, stdout, stderr io.Writer
 		return 0
 	case !h.HoldCPUClock:
 		fmt.Fprintf(stdout, "cand cpufreq hold: %s: hardware.hold_cpu_clock is false: the CPU clock is left to its governor\n", path)
+		if _, err := os.Lstat(state); err == nil {
+			fmt.Fprintf(stdout, "cand cpufreq hold: but %s is there: an earlier hold was not restored; cand cpufreq restore -state %s ends it\n", state, state)
+		}
 		return 0
 	}
 	held, err := sys.Hold(state)

@@ -97,6 +97,20 @@ func TestCPUFreqHoldNothing(t *testing.T) {
 	}
 }
 
+// With the option off, a state file left by an earlier hold is pointed out.
+func TestCPUFreqHoldOffNamesLeftHold(t *testing.T) {
+	dir, state := fakeCPUFreq(t)
+	if code, _, errOut := runCand("cpufreq", "hold", "-config", writeConfig(t, realBoard), "-state", state, "-sysfs", dir); code != 0 {
+		t.Fatalf("hold: exit %d: %s", code, errOut)
+	}
+	off := writeConfig(t, "hardware: {backend: bcm2835, hold_cpu_clock: false}\ncontrollers:\n  - bitrate: 500000\n")
+	code, out, _ := runCand("cpufreq", "hold", "-config", off, "-state", state, "-sysfs", dir)
+	want := "cand cpufreq hold: but " + state + " is there: an earlier hold was not restored; cand cpufreq restore -state " + state + " ends it\n"
+	if code != 0 || !strings.HasSuffix(out, want) {
+		t.Errorf("hold with the option off over a hold: exit %d, stdout %q; want it to end %q", code, out, want)
+	}
+}
+
 // Usage errors exit 2 with the synopsis.
 func TestCPUFreqUsage(t *testing.T) {
 	for _, args := range [][]string{{"cpufreq"}, {"cpufreq", "hod"}, {"cpufreq", "restore", "extra"}, {"cpufreq", "restore", "-config", "x"}} {
