@@ -93,6 +93,15 @@ type Hardware struct {
 	GPIOChip string `yaml:"gpio_chip"`
 	// AnalyzerPins are optional GPIOs toggled at stage boundaries for a logic analyzer.
 	AnalyzerPins AnalyzerPins `yaml:"analyzer_pins"`
+	// HoldCPUClock keeps the ARM clock at its highest while cand runs: every
+	// cpufreq policy's scaling_min_freq raised to its scaling_max_freq, and put
+	// back when cand stops, also after a crash (the packaged unit's
+	// `cand cpufreq hold` and `cand cpufreq restore` steps; hw/cpufreq). The
+	// governor would otherwise leave a quiet board at its idle clock, where the
+	// first frames of a burst are lost (docs/operations.md, "The CPU clock").
+	// Default true on backend bcm2835, false on sim, where it plays the board
+	// with its ARM clock held and touches no real sysfs.
+	HoldCPUClock bool `yaml:"hold_cpu_clock"`
 	// SimCPU is strict (default), dedicated or shared; see SimCPU.
 	SimCPU SimCPU `yaml:"sim_cpu"`
 	// SimBoard is pi-zero, pi1, pi2, pi3 (default) or pi4; see SimBoard.

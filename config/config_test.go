@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:2:14: controllers[0].bitrate: "500000" is a quoted string; expected an integer: remove the quotes`},
 		{"list where a mapping belongs", "x.yaml",
 			"hardware: [sim]\n" + ok500,
-			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, analyzer_pins, sim_cpu, sim_board, sim_force_turbo, sim_kernel_cost, sim_stall_bus_after; got a list`},
+			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, analyzer_pins, hold_cpu_clock, sim_cpu, sim_board, sim_force_turbo, sim_kernel_cost, sim_stall_bus_after; got a list`},
 		{"scalar where a list belongs", "x.yaml",
 			"controllers: 1\n",
 			`x.yaml:1:14: controllers: expected a list ("- item" lines, or [a, b]); got "1"`},

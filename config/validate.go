@@ -132,6 +132,9 @@ func (v checker) hardware(h *Hardware) {
 			v.warn(key, "ignored: the %s backend runs on the board it finds", h.Backend)
 		}
 	}
+	if v.has("hardware.hold_cpu_clock") && h.HoldCPUClock && h.Backend == BackendSim && h.SimCPU != SimCPUStrict {
+		v.warn("hardware.hold_cpu_clock", "has no effect with sim_cpu %s: only the strict rule plays the board's clocks (docs/boards.md)", h.SimCPU)
+	}
 	if h.SimStallBusAfter < 0 {
 		v.fail("hardware.sim_stall_bus_after", "%s is not allowed: must not be negative; 0 means never", h.SimStallBusAfter.D())
 	}

@@ -111,6 +111,9 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	if err != nil {
 		return err
 	}
+	if restore := hostCPUClock().hold(&w.cfg.Hardware, w.log); restore != nil {
+		w.cleanups = append(w.cleanups, restore) // after the board is given back
+	}
 	hw, err := w.openBackend()
 	if err != nil {
 		return err

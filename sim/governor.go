@@ -44,11 +44,18 @@ type governor struct {
 
 // newGovernor starts the board in powersave, the kernel's governor until boot
 // switches to ondemand: the minimum clocks; with force_turbo, the maximum ones
-// for good.
-func newGovernor(b Board, clk *clock.Clock, s *soc.SoC) *governor {
+// for good. With hold (hardware.hold_cpu_clock: cpufreq's scaling_min_freq
+// raised to scaling_max_freq before cand touches the chip, hw/cpufreq) the
+// kernel asks for the maximum ARM clock for good, and the firmware raises the
+// core clock with it as it does whenever cpufreq goes to the maximum (above): the
+// same clocks as force_turbo, from the start, and no sample ever lowers them.
+// What force_turbo does beyond that on a real board (from boot, for every
+// program; the other VPU clocks and SDRAM) the model does not play.
+func newGovernor(b Board, hold bool, clk *clock.Clock, s *soc.SoC) *governor {
 	g := &governor{b: b, clk: clk, soc: s}
-	g.apply(b.ForceTurbo)
-	if b.ForceTurbo {
+	pinned := b.ForceTurbo || hold
+	g.apply(pinned)
+	if pinned {
 		g.next = math.MaxInt64
 	}
 	return g

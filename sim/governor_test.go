@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func governorOn(t *testing.T, h *config.Hardware) (*governor, *clock.Clock) {
 		t.Skipf("cannot bind the clock: %v", err)
 	}
 	t.Cleanup(clk.UnbindCPU)
-	return newGovernor(b, clk, soc.NewOn(b.CoreMaxHz, b.SoC, clk)), clk
+	return newGovernor(b, h.HoldCPUClock, clk, soc.NewOn(b.CoreMaxHz, b.SoC, clk)), clk
 }
 
 // The board starts at its lowest clocks; a busy sampling period raises them to
@@ -68,6 +69,46 @@ func TestGovernorPinned(t *testing.T) {
 	g.step(1 + samplingRate)
 	if !g.turbo || g.armHz.Load() != 1200e6 || g.soc.CoreClockHz() != 300e6 {
 		t.Errorf("core pinned at 300 MHz, busy: %d/%d Hz, want 1.2 GHz/300 MHz", g.armHz.Load(), g.soc.CoreClockHz())
+	}
+}
+
+// hardware.hold_cpu_clock holds the ARM clock at its maximum from the start, the
+// core clock following it as the firmware raises it (or pinned by core_clock_hz),
+// and no sample is taken that could lower them.
+func TestGovernorHeld(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	g, clk := governorOn(t, &config.Hardware{HoldCPUClock: true})
+	if !g.turbo || g.armHz.Load() != 1200e6 || g.coreHz.Load() != 400e6 || g.soc.CoreClockHz() != 400e6 {
+		t.Fatalf("held at start: %d/%d Hz, want 1.2 GHz/400 MHz", g.armHz.Load(), g.coreHz.Load())
+	}
+	f0 := clk.CPU().Factor
+	for now := int64(1); now < 200*samplingRate; now += samplingRate {
+		g.step(now)
+	}
+	if g.next != math.MaxInt64 || g.armHz.Load() != 1200e6 || clk.CPU().Factor != f0 {
+		t.Errorf("held, after 200 sampling periods: ARM %d Hz, factor %d (was %d); want 1.2 GHz and the same factor", g.armHz.Load(), clk.CPU().Factor, f0)
+	}
+	g, _ = governorOn(t, &config.Hardware{HoldCPUClock: true, CoreClockHz: 250_000_000})
+	if g.armHz.Load() != 1200e6 || g.soc.CoreClockHz() != 250e6 {
+		t.Errorf("held with the core pinned at 250 MHz: %d/%d Hz, want 1.2 GHz/250 MHz", g.armHz.Load(), g.soc.CoreClockHz())
+	}
+}
+
+// The virtual Pi built from a configuration with hold_cpu_clock plays its board
+// at the maximum clocks from the start; without it, at the idle ones.
+func TestPiHoldsCPUClock(t *testing.T) {
+	for _, c := range []struct {
+		hardware      string
+		armHz, coreHz uint32
+	}{
+		{"{sim_board: pi4, hold_cpu_clock: true}", 1500e6, 500e6},
+		{"{sim_board: pi4}", 600e6, 200e6},
+	} {
+		pi := piOf(t, "hardware: "+c.hardware+"\ncontrollers:\n  - bitrate: 500000\n")
+		if arm, core := pi.Clocks(); arm != c.armHz || core != c.coreHz {
+			t.Errorf("hardware: %s: clocks %d/%d Hz at start, want %d/%d", c.hardware, arm, core, c.armHz, c.coreHz)
+		}
 	}
 }
 

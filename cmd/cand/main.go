@@ -6,6 +6,7 @@
 //	cand bench -quick
 //	cand soak -time 30m
 //	cand status [-json]
+//	cand cpufreq hold|restore|show
 package main
 
 import (
@@ -38,6 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "status" {
 		return runStatus(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "cpufreq" {
+		return runCPUFreq(args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("cand", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"cand/hw/cpufreq"
 )
 
 const (
@@ -106,6 +108,41 @@ func TestUnitSettings(t *testing.T) {
 			t.Errorf("%s breaks cand", k)
 		}
 	}
+}
+
+// hardware.hold_cpu_clock is done by two steps that run as root outside the
+// sandbox ('+'): hold, after the configuration ExecStart= uses is checked, whose
+// failure does not stop cand ('-'); and restore, which ExecStopPost= runs however
+// cand ended. Both use the state file the daemon looks for (cpufreq.DefaultState),
+// so that cand leaves a hold in force to the unit.
+func TestUnitHoldsCPUClock(t *testing.T) {
+	u := readUnit(t, unitFile)
+	hold := "-+/usr/bin/cand cpufreq hold -config /etc/cand/cand.yaml -state " + cpufreq.DefaultState
+	restore := "+/usr/bin/cand cpufreq restore -state " + cpufreq.DefaultState
+	pre := u["Service.ExecStartPre"]
+	check := index(pre, "/usr/bin/cand -check-config -config /etc/cand/cand.yaml")
+	if h := index(pre, hold); h < 0 || h < check {
+		t.Errorf("ExecStartPre = %q: want %q after the configuration check", pre, hold)
+	}
+	if post := u["Service.ExecStopPost"]; len(post) != 1 || post[0] != restore {
+		t.Errorf("ExecStopPost = %q, want [%q]", post, restore)
+	}
+	if got := u["Service.ExecStart"]; len(got) != 1 || !strings.HasSuffix(got[0], " -config /etc/cand/cand.yaml") {
+		t.Errorf("ExecStart = %q: the hold step reads /etc/cand/cand.yaml", got)
+	}
+	if rt := u["Service.RuntimeDirectory"]; len(rt) == 1 && strings.HasPrefix(cpufreq.DefaultState, "/run/"+rt[0]+"/") {
+		t.Errorf("state file %s is in the RuntimeDirectory= user cand may write", cpufreq.DefaultState)
+	}
+}
+
+// index is the position of s in list, or -1.
+func index(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 func contains(list []string, s string) bool {
