@@ -6,30 +6,43 @@
 // socket, built from one PortConfig; owner.go: Owner.Run locks the thread and puts
 // every port's INT event fd and socket in one epoll set.
 //
-// RX, INT edge → socket write:
+// RX, INT edge → socket write: the chip first, the socket after.
 //  1. loop.go: the MCP2515 pulls INT low; the kernel timestamps the edge (GPIO
 //     character device, or the simulator's stand-in) and epoll_wait returns.
-//  2. rx.go: the port reads the edge events (one read), notes the newest
-//     timestamp, and calls the controller's HandleInterrupt: READ STATUS, then
-//     READ RX BUFFER for each full buffer in bus order, each a transfer through
-//     spi.go (its timing recorded; probe.go's optional analyzer pins mark the
-//     stages). Each frame goes to Port.Received, which encodes it and writes it to
-//     the socket at once, then records INT edge → socket write.
-//  3. loop.go: each turn re-checks INT through the GPIO level register (no
+//  2. rx.go: with INT asserted, the port drains the chip before anything else:
+//     the controller's HandleInterrupt reads the status, then each full RX
+//     buffer in bus order (READ RX BUFFER), and re-checks INT through the GPIO
+//     level register, until INT is high: each a transfer through spi.go (its
+//     timing recorded; probe.go's optional analyzer pins mark the stages). Each
+//     frame goes to Port.Received, which puts it into the port's ring (ring.go:
+//     preallocated, lock-free, 10 ms of the densest bus). From INT seen asserted
+//     until INT is high again the owner makes no system call, takes no lock,
+//     allocates nothing and wakes nobody: error frames wait in the ring too, and
+//     a TX buffer freed while RX buffers are full is loaded after the drain.
+//  3. rx.go: only then are the INT line's edge events read (one read), and each
+//     frame is paired with the newest edge stamped before its status read.
+//  4. deliver.go: the ring goes to the socket, in bus order. On a one-core board
+//     (or with realtime.delivery: owner) the owner writes the drain's frames,
+//     then more while INT stays high. Otherwise delivery.go's delivery thread, on
+//     another core, writes them: it spins for a while after its last frame, then
+//     parks, and the owner wakes a parked thread once per drain (under load it
+//     does not park, so nothing is woken per frame). A full ring loses frames,
+//     counted and reported as an RX overflow.
+//  5. loop.go: each turn re-checks INT through the GPIO level register (no
 //     syscall): the GPIO character device only reports edges, so level semantics
 //     are emulated and no interrupt is lost. With int_poll_window the loop keeps
 //     watching the level after an interrupt instead of sleeping in epoll_wait.
 //
 // TX, socket read → TX done:
-//  4. loop.go: the socket is in the epoll set edge-triggered; EPOLLIN marks it
+//  6. loop.go: the socket is in the epoll set edge-triggered; EPOLLIN marks it
 //     readable and the port's turn pumps it.
-//  5. tx.go: a frame is read from the socket only when a TX buffer is free
+//  7. tx.go: a frame is read from the socket only when a TX buffer is free
 //     (mcp2515.Controller.TxFree), so the socket's receive queue is the
 //     back-pressure and nothing is dropped; LOAD TX BUFFER + RTS follow at once.
 //     The TX-done interrupt (rx.go's handler) reaches Port.Transmitted, which
-//     frees the buffer; after that status pass, Port.TXFreed loads the next
-//     frame at once, before the interrupt's further passes (under RX load INT
-//     stays low from pass to pass).
+//     frees the buffer; if that status pass found both RX buffers empty,
+//     Port.TXFreed loads the next frame at once, before the interrupt's further
+//     passes; otherwise the turn after the drain does.
 //
 // When the interface, its socket or the INT line fails, or cand stops
 // (docs/faults.md has every fault, and what reports it):
@@ -49,9 +62,9 @@
 // shared under a lock.
 //
 // When the bus or the chip fails:
-//  6. errorframe.go: the chip's error events are counted and, if enabled, sent
-//     as SocketCAN error frames.
-//  7. recovery.go: bus-off holds the controller off the bus until its restart; a
+//  8. errorframe.go: the chip's error events are counted and, if enabled, sent
+//     as SocketCAN error frames (through the ring, in bus order).
+//  9. recovery.go: bus-off holds the controller off the bus until its restart; a
 //     chip that reset itself or stopped answering is re-initialised, and retried
 //     with back-off while it does not answer.
 //
@@ -67,7 +80,11 @@
 // than WindowRearms frames. Owner.LoopStats (loopstats.go) counts it (loop_test.go, and the
 // daemon's TestTXUnderFullRXLoad under full RX load).
 //
-// Nothing between the INT edge and the socket write locks, allocates, hands work to
-// another goroutine, or makes a syscall other than epoll_wait, the event read and
-// the socket write (see the AllocsPerRun tests in port_test.go).
+// Nothing between the INT edge and the socket write locks or allocates, and
+// nothing between INT seen asserted and the chip empty makes a system call
+// (deliver_test.go's TestDrainBeforeAnySystemCall watches it through the SPI
+// transport and syscall.go's meter; the AllocsPerRun tests in port_test.go and
+// delivery_test.go). Each frame-path system call is bracketed by the owner's
+// kernelop.Meter, through which the virtual Pi charges it at the board's kernel
+// cost.
 package bridge
