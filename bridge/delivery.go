@@ -229,11 +229,17 @@ func (p *Port) writeOut(k meter, clk mono.Clock) int {
 			return n
 		}
 		if err := p.write(e, k, clk); err != nil {
-			p.M.SocketWriteErrs.Inc()
-			p.lateErr.CompareAndSwap(nil, &err)
+			p.lateWriteErr(err)
 		}
 		p.ring.pop()
 	}
+}
+
+// lateWriteErr counts a write error of the delivery thread and keeps the first
+// one for the owner (its own function: err escapes only on this path).
+func (p *Port) lateWriteErr(err error) {
+	p.M.SocketWriteErrs.Inc()
+	p.lateErr.CompareAndSwap(nil, &err)
 }
 
 // deliveryErr classifies a socket write error the delivery thread met (owner
