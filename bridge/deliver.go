@@ -117,4 +117,7 @@ func (p *Port) sendError(ef *socketcan.ErrorFrame) {
 	e.data, e.isErr, e.edgeNs = 0, true, 0
 	p.ring.commit()
 	p.owed++
+	if p.inline {
+		p.deliverAll()
+	}
 }

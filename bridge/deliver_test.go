@@ -109,10 +109,24 @@ func (s *seamLog) Exit(kernelop.Op)     {}
 // waiting in the socket, the owner reads the status and both buffers before any
 // system call: the edge events are read after the drain, and then the frames
 // are written, in bus order, each paired with its edge. The TX frame waits for
-// the loop's turn.
+// the loop's turn. The inline path (kept for comparison) reads the events first.
 func TestDrainBeforeAnySystemCall(t *testing.T) {
+	for _, tc := range []struct {
+		inline bool
+		want   []string
+	}{
+		// INT is high once both are read: no error pass, no second pass.
+		{false, []string{"status 03", "read rx", "read rx", "syscall event_read", "syscall socket_write", "syscall socket_write"}},
+		{true, []string{"syscall event_read", "status 03", "read rx", "read rx", "syscall socket_write", "syscall socket_write"}},
+	} {
+		t.Run(fmt.Sprintf("inline=%v", tc.inline), func(t *testing.T) { drainSteps(t, tc.inline, tc.want) })
+	}
+}
+
+func drainSteps(t *testing.T, inline bool, want []string) {
 	r := newPortRig(t)
 	p := r.port
+	p.inline = inline
 	log := &seamLog{dev: p.spi.dev}
 	p.spi.dev, p.spi.then = log, log
 	p.kernel = meter{log}
@@ -143,8 +157,6 @@ func TestDrainBeforeAnySystemCall(t *testing.T) {
 	if err := p.intEvents(); err != nil {
 		t.Fatal(err)
 	}
-	// INT is high once both are read: no error pass, no second pass.
-	want := []string{"status 03", "read rx", "read rx", "syscall event_read", "syscall socket_write", "syscall socket_write"}
 	if fmt.Sprint(log.events) != fmt.Sprint(want) {
 		t.Fatalf("owner's steps %q, want %q", log.events, want)
 	}

@@ -39,6 +39,10 @@ type PortConfig struct {
 	// Clock is the board's time, which every deadline and latency of the port is
 	// read in and INT edge events are stamped in (nil: CLOCK_MONOTONIC, a real Pi's).
 	Clock mono.Clock
+	// Inline writes each frame to the socket as soon as it is read, and reads the
+	// INT line's events before the drain: the frame path before the chip came
+	// first, kept to measure the two side by side (realtime.delivery: inline).
+	Inline bool
 	// Log reports faults (chip lost, interface down, INT stuck, a socket error);
 	// Info reports recoveries (chip back, interface up). Neither is called per frame.
 	Log, Info func(msg string, args ...any)
@@ -76,6 +80,8 @@ type Port struct {
 	ring        *rxRing   // frames from the chip's drain to the socket (ring.go)
 	lossPending bool      // the full ring lost frames: an overflow error frame is due
 	owed        int       // entries queued since deliver last ran: it writes at least these
+	inline      bool      // PortConfig.Inline
+	nev         int       // events readEdges read into ev
 	dt          *Delivery // the delivery thread, while it runs (nil: the owner writes)
 	// lateErr is a socket write error the delivery thread met, for the owner
 	// to classify (deliveryErr).
@@ -164,6 +170,7 @@ func NewPort(c PortConfig) *Port {
 		infof:       c.Info,
 		ep:          -1,
 		ring:        newRing(RingFrames),
+		inline:      c.Inline,
 	}
 	p.gate.line = c.Int
 	p.gate.clock = c.Clock

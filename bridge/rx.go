@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
@@ -19,6 +20,9 @@ import (
 // (a system call). Then the events are read (one read), each frame the drain
 // found is paired with its edge, and the frames go to the socket (deliver.go).
 func (p *Port) intEvents() error {
+	if p.inline {
+		return p.intEventsInline()
+	}
 	var err error
 	drained := false
 	if !p.down && p.intr.Asserted() {
@@ -30,6 +34,25 @@ func (p *Port) intEvents() error {
 	}
 	p.deliver()
 	if err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// intEventsInline is intEvents on the inline path (PortConfig.Inline): the events
+// first, then the drain, its frames written as they are read.
+func (p *Port) intEventsInline() error {
+	if err := p.readEdges(false); err != nil {
+		return fmt.Errorf("%s: %w", p.Name, err)
+	}
+	edge := newestEdge(p.ev[:p.nev], 0, math.MaxInt64)
+	if edge == 0 || p.down || !p.intr.Asserted() {
+		return nil
+	}
+	if edge <= p.releasedNs {
+		edge = 0 // stale: its interrupt was handled by polling
+	}
+	if err := p.interrupt(edge); err != nil {
 		return fmt.Errorf("%s: %w", p.Name, err)
 	}
 	return nil
@@ -115,6 +138,7 @@ func (p *Port) readEdges(drained bool) error {
 		}
 	}
 	p.M.IntEdges.Add(uint64(n))
+	p.nev = n
 	if !drained {
 		return nil
 	}
@@ -178,6 +202,9 @@ func (p *Port) Received(f *can.Frame) {
 	p.ring.commit()
 	p.owed++
 	p.M.RXChipToRing.Observe(e.pushNs - e.readNs)
+	if p.inline {
+		p.deliverAll()
+	}
 }
 
 // BothFull implements mcp2515.Sink.

@@ -68,7 +68,7 @@ func (p *Port) Transmitted(buf int) {
 // are loaded now rather than after the interrupt's last pass (INT may stay low
 // from pass to pass); their transfers are TX's, not the interrupt's RX transfers.
 func (p *Port) TXFreed() {
-	if !p.refill || p.refillErr != nil || p.Ctl.PassFoundRX() {
+	if !p.refill || p.refillErr != nil || (p.Ctl.PassFoundRX() && !p.inline) {
 		// A pass that found RX buffers full: until a status read shows both
 		// empty, the chip comes first and the socket is not read. The frame is
 		// loaded after the drain (turn, pollWindow).

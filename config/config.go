@@ -138,7 +138,8 @@ type Realtime struct {
 	// Mlockall locks the process's memory (default true).
 	Mlockall *bool `yaml:"mlockall"`
 	// Delivery is which thread writes received frames to the interface:
-	// DeliveryAuto (default), DeliveryThread or DeliveryOwner.
+	// DeliveryAuto (default), DeliveryThread or DeliveryOwner (DeliveryInline:
+	// for comparison only).
 	Delivery Delivery `yaml:"delivery"`
 	// DeliveryCPU pins the delivery thread to CPU 0..1023; -1 (default) = no
 	// pinning. Its SCHED_FIFO priority is one below the owner's.
@@ -162,6 +163,10 @@ const (
 	DeliveryThread Delivery = "thread"
 	// DeliveryOwner: the owner thread, after each drain of the chip.
 	DeliveryOwner Delivery = "owner"
+	// DeliveryInline: for comparison only, the frame path before the chip came
+	// first: the owner writes each frame as soon as it is read, and reads the INT
+	// line's events before the drain.
+	DeliveryInline Delivery = "inline"
 )
 
 // Metrics is the Prometheus endpoint. Its limits keep scrapers, slow or idle
@@ -439,7 +444,7 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 // The allowed values of each enumeration, in the order error messages list them.
 func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
 func (Delivery) choices() []string {
-	return []string{string(DeliveryAuto), string(DeliveryThread), string(DeliveryOwner)}
+	return []string{string(DeliveryAuto), string(DeliveryThread), string(DeliveryOwner), string(DeliveryInline)}
 }
 func (SimCPU) choices() []string {
 	return []string{string(SimCPUStrict), string(SimCPUDedicated), string(SimCPUShared)}

@@ -389,7 +389,7 @@ func TestRealtimeDelivery(t *testing.T) {
 		t.Fatalf("warnings %q, want %q", c.Warnings, want)
 	}
 	for in, want := range map[string]string{
-		"realtime: {delivery: sometimes}\n": `x.yaml:1:22: realtime.delivery: "sometimes" is not allowed; allowed: auto, thread, owner`,
+		"realtime: {delivery: sometimes}\n": `x.yaml:1:22: realtime.delivery: "sometimes" is not allowed; allowed: auto, thread, owner, inline`,
 		"realtime: {delivery_cpu: -2}\n":    "x.yaml:1:26: realtime.delivery_cpu: -2 is not allowed: a CPU number 0..1023, or -1 for no pinning",
 	} {
 		_, err := Parse("x.yaml", []byte(in+ok500))

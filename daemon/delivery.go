@@ -17,6 +17,9 @@ func (w *wiring) delivery() *bridge.Delivery {
 	case rc.Delivery == config.DeliveryOwner:
 		w.log.Info("received frames are written by the owner thread after each drain (realtime.delivery: owner)")
 		return nil
+	case rc.Delivery == config.DeliveryInline:
+		w.log.Warn("received frames are written by the owner thread as soon as each is read, the chip waiting meanwhile (realtime.delivery: inline, for comparison only)")
+		return nil
 	case rc.Delivery == config.DeliveryAuto && cores < 2:
 		w.log.Info("received frames are written by the owner thread after each drain: the board has one core (realtime.delivery: auto)")
 		return nil

@@ -77,6 +77,7 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 		TxTimeoutNs: int64(cc.TxTimeout.D()),
 		PollWindow:  cc.IntPollWindow.D(),
 		Clock:       w.hw.clock(),
+		Inline:      w.cfg.Realtime.Delivery == config.DeliveryInline,
 		Log:         w.log.Warn,
 		Info:        w.log.Info,
 	})
