@@ -30,7 +30,9 @@ type Delivery struct {
 	// SpinNs is the spin before parking (0: park as soon as the rings are empty).
 	SpinNs int64
 	// Pacer plays the thread's core on the virtual Pi (nil: a real core). With a
-	// Pacer the thread does not spin.
+	// Pacer the thread does not spin on the host: it parks at once, and its spin
+	// is played in the board's time instead (a wake while the board's core would
+	// still be spinning is the simulator's, and costs the owner nothing).
 	Pacer Pacer
 	// Clock is the board's time as this thread may read it (nil: CLOCK_MONOTONIC).
 	Clock mono.Clock
@@ -42,8 +44,12 @@ type Delivery struct {
 	wakeFd      int
 	parked      atomic.Bool
 	stop        atomic.Bool
-	done        chan struct{}
-	stats       deliveryStats
+	// spinUntil is, with a Pacer, the board time until which the board's core
+	// spins after its last batch: a wake before it is the simulator's.
+	spinUntil atomic.Int64
+	boardWake atomic.Bool // the owner woke the board's core from its park
+	done      chan struct{}
+	stats     deliveryStats
 }
 
 // Pacer plays the delivery thread's board core on the virtual Pi: what the
@@ -58,21 +64,27 @@ type Pacer interface {
 	// End charges the batch of frames writes from the thread's own CPU time
 	// since Begin, its host run delay left out.
 	End(frames int)
+	// Woken charges the board's wake-up of a parked thread: the next batch
+	// begins no earlier than that after now.
+	Woken()
 }
 
 // DeliveryStats counts the delivery thread's work.
 type DeliveryStats struct {
-	Wakes   uint64 // times the owner woke it from its park
-	Parks   uint64 // times it parked
-	Batches uint64 // passes over the rings that wrote frames
-	Frames  uint64 // records written
+	Wakes uint64 // times the owner woke it from its park
+	// SpinWakes are wakes of the simulator's thread while the board's core was
+	// still spinning: on the board nobody is woken (with a Pacer only).
+	SpinWakes uint64
+	Parks     uint64 // times it parked
+	Batches   uint64 // passes over the rings that wrote frames
+	Frames    uint64 // records written
 }
 
-type deliveryStats struct{ wakes, parks, batches, frames atomic.Uint64 }
+type deliveryStats struct{ wakes, spinWakes, parks, batches, frames atomic.Uint64 }
 
 // Stats returns the counts so far. Safe from any goroutine.
 func (d *Delivery) Stats() DeliveryStats {
-	return DeliveryStats{Wakes: d.stats.wakes.Load(), Parks: d.stats.parks.Load(),
+	return DeliveryStats{Wakes: d.stats.wakes.Load(), SpinWakes: d.stats.spinWakes.Load(), Parks: d.stats.parks.Load(),
 		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load()}
 }
 
@@ -120,8 +132,15 @@ func (d *Delivery) wake() {
 	if !d.parked.CompareAndSwap(true, false) {
 		return
 	}
-	d.stats.wakes.Add(1)
 	var one = [8]byte{1}
+	if d.Pacer != nil && d.Clock.Now() < d.spinUntil.Load() {
+		// The board's core is still spinning: it finds the frames itself.
+		d.stats.spinWakes.Add(1)
+		unix.Write(d.wakeFd, one[:])
+		return
+	}
+	d.stats.wakes.Add(1)
+	d.boardWake.Store(true)
 	k := meter{d.ownerKernel}
 	k.enter(kernelop.Wake)
 	unix.Write(d.wakeFd, one[:])
@@ -140,7 +159,7 @@ func (d *Delivery) run(setup chan<- error) {
 	setup <- nil
 	spin := d.SpinNs
 	if d.Pacer != nil {
-		spin = 0
+		spin = 0 // played in the board's time (spinUntil)
 	}
 	last := d.Clock.Now()
 	for !d.stop.Load() {
@@ -171,6 +190,9 @@ func (d *Delivery) step() (n int, busy int64) {
 		return 0, 0
 	}
 	if d.Pacer != nil {
+		if d.boardWake.Swap(false) {
+			d.Pacer.Woken()
+		}
 		if busy := d.Pacer.Busy(); busy > 0 {
 			return 0, busy
 		}
@@ -182,6 +204,7 @@ func (d *Delivery) step() (n int, busy int64) {
 	}
 	if d.Pacer != nil {
 		d.Pacer.End(n)
+		d.spinUntil.Store(d.Clock.Now() + d.Pacer.Busy() + d.SpinNs)
 	}
 	d.stats.batches.Add(1)
 	d.stats.frames.Add(uint64(n))

@@ -8,6 +8,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/internal/kernelop"
 	"cand/internal/mono"
 	"cand/socketcan"
 )
@@ -99,6 +100,7 @@ type fixedCore struct {
 func (c *fixedCore) Busy() int64    { return max(c.busyUntil-c.now, 0) }
 func (c *fixedCore) Begin()         { c.begun = c.now }
 func (c *fixedCore) End(frames int) { c.busyUntil = c.begun + int64(frames)*c.cost }
+func (c *fixedCore) Woken()         {}
 
 // The delivery thread's throughput is its board core's: with 150 board µs a
 // frame against a frame every 100 µs it keeps up with two frames in three, so
@@ -177,5 +179,59 @@ func TestDeliveryPathAllocatesNothing(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Fatalf("%v allocations per received frame", allocs)
+	}
+}
+
+// countingCore is a Pacer whose core is never busy; it counts its wake-ups.
+type countingCore struct{ woken atomic.Int64 }
+
+func (c *countingCore) Busy() int64 { return 0 }
+func (c *countingCore) Begin()      {}
+func (c *countingCore) End(int)     {}
+func (c *countingCore) Woken()      { c.woken.Add(1) }
+
+// wakeMeter counts the owner's metered wakes.
+type wakeMeter struct{ wakes atomic.Int64 }
+
+func (m *wakeMeter) Enter(op kernelop.Op) {
+	if op == kernelop.Wake {
+		m.wakes.Add(1)
+	}
+}
+func (m *wakeMeter) Exit(kernelop.Op) {}
+
+// On the virtual Pi the delivery thread parks on the host at once, but its board
+// core spins for SpinNs of board time after a batch: a frame in that time is
+// found without a wake, so the owner's wake costs nothing and counts as the
+// simulator's (SpinWakes). Once the spin is over the wake is the board's: metered
+// on the owner, and the core's wake-up charged (Woken).
+func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
+	r := newPortRig(t)
+	p := r.port
+	var now atomic.Int64
+	core := &countingCore{}
+	var owner wakeMeter
+	d := &Delivery{SpinNs: 1_000_000, Clock: now.Load, Pacer: core}
+	d.ownerKernel = &owner
+	if err := d.start([]*Port{p}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.halt)
+	frame := func(id uint32) {
+		f := can.Frame{ID: id, Length: 1}
+		p.Received(&f)
+		p.deliver()
+		r.readN(1)
+		eventually(t, "the delivery thread parked", d.parked.Load)
+	}
+	eventually(t, "the delivery thread parked", d.parked.Load)
+	frame(1) // the first: the core was parked since the start
+	now.Add(500_000)
+	frame(2) // 0.5 ms after the last batch: still spinning on the board
+	now.Add(2_000_000)
+	frame(3) // 2 ms later: parked on the board
+	s := d.Stats()
+	if s.Wakes != 2 || s.SpinWakes != 1 || owner.wakes.Load() != 2 || core.woken.Load() != 2 {
+		t.Fatalf("wakes %d, spin wakes %d, metered %d, core woken %d; want 2, 1, 2, 2", s.Wakes, s.SpinWakes, owner.wakes.Load(), core.woken.Load())
 	}
 }

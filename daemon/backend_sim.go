@@ -68,13 +68,14 @@ func (b *simBackend) threads() int { return b.buses }
 // cores is the board's.
 func (b *simBackend) cores() int { return b.pi.Board().Cores }
 
-// paceDelivery gives the delivery thread the board's core (sim.DeliveryCore)
-// unless the board runs on host time (hardware.sim_cpu: shared). It never
-// spins on the host: the simulator's other threads need the host's cores.
+// paceDelivery gives the delivery thread the board's core (sim.DeliveryCore),
+// which plays its spin in the board's time, unless the board runs on host time
+// (hardware.sim_cpu: shared). It never spins on the host: the simulator's other
+// threads need the host's cores.
 func (b *simBackend) paceDelivery(d *bridge.Delivery) {
-	d.SpinNs = 0
 	d.Clock = b.pi.Clock().Now
 	if b.cpu == config.SimCPUShared {
+		d.SpinNs = 0
 		return
 	}
 	core := sim.NewDeliveryCore(b.pi.Clock())

@@ -22,6 +22,8 @@ type DeliveryCore struct {
 	KernelCost func(op kernelop.Op, hostNs int64) int64
 	// cpu is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
 	cpu func() int64
+	// wakeNs is the board's wake-up path of a parked thread now.
+	wakeNs func() int64
 
 	busyUntil int64 // board ns
 	begun     int64 // board ns the batch began at
@@ -36,7 +38,14 @@ type DeliveryCore struct {
 // NewDeliveryCore returns the delivery core of a board whose time is clk and
 // whose user-code factor is clk's.
 func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
-	c := &DeliveryCore{board: clk.Now, factor: func() int64 { return clk.CPU().Factor }, cpu: threadCPU}
+	c := &DeliveryCore{board: clk.Now, factor: func() int64 { return clk.CPU().Factor }, cpu: threadCPU,
+		wakeNs: func() int64 {
+			cpu := clk.CPU()
+			if cpu.WakeBoardNs > 0 {
+				return cpu.WakeBoardNs // the board's kernel figure (hardware.sim_kernel_cost: board)
+			}
+			return cpu.WakeHostNs * cpu.Factor / clock.FactorUnit
+		}}
 	const n = 64
 	t0 := threadCPU()
 	for range n - 1 {
@@ -61,6 +70,12 @@ func (c *DeliveryCore) End(int) {
 	end := c.cpu()
 	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
 	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
+}
+
+// Woken implements bridge.Pacer: a parked core woken now runs its next batch
+// no earlier than the board's wake-up path later.
+func (c *DeliveryCore) Woken() {
+	c.busyUntil = max(c.busyUntil, c.board()+c.wakeNs())
 }
 
 // Enter implements kernelop.Meter for the delivery thread.
