@@ -36,10 +36,14 @@ type Stats struct {
 	Overflows   metrics.Counter // rx_over_errors: RX0OVR and RX1OVR bits seen with ERRIF
 	ErrorFrames metrics.Counter // error skbs (mcp251x_error_skb)
 	BusyNs      metrics.Counter // time in the IST and tx_work, virtual Pi's clock
-	// RXEndToEnd is INT seen low → frame written to the socket, host time (the
-	// same span as cand's rx_end_to_end).
+	// LateNs is board time the driver spent beyond its charges and the wire's
+	// time (all ports: boardCPU); 0 when the model is exact.
+	LateNs metrics.Counter
+	// RXEndToEnd is INT seen low → frame written to the socket, on the board's
+	// clock (the same span as cand's rx_end_to_end).
 	RXEndToEnd metrics.Histogram
-	// TXSocketToDone is frame read from the socket → its TX-done handled.
+	// TXSocketToDone is frame read from the socket → its TX-done handled, on the
+	// board's clock.
 	TXSocketToDone metrics.Histogram
 }
 
@@ -50,11 +54,17 @@ type port struct {
 	costs Costs
 	// charge spends d of the CPU on the board's clock (nil: free, for tests).
 	charge func(d time.Duration)
-	now    func() int64 // host time for the latency stages (nil: none)
+	// cs marks a transfer's CS down on the board's clock, and up ends it d
+	// later (nil: free, for tests): a transfer's chip select rises at its
+	// CS-down time + its wire time + InCS.
+	cs     func() mark
+	up     func(m mark, d int64)
+	byteNs int64        // one byte's wire time at the device's SCLK
+	now    func() int64 // the board's time, for the latency stages (nil: none)
 	st     *Stats
 	// quit is priv->force_quit: the handler's pass loop ends when it is set.
 	quit func() bool
-	// edge is the host time INT last went low, as a logic analyzer on the line
+	// edge is the board time INT was last found going low, as a logic analyzer on the line
 	// sees it (nil: none): each pass's frames are timed from it.
 	edge func() int64
 	// deliver hands a received frame on (netif_rx), errFrame an error frame.
@@ -66,11 +76,11 @@ type port struct {
 	inIST  bool // in a run of mcp251x_can_ist (its transfers count there)
 
 	state      state
-	edgeNs     int64     // host time INT was seen low, for RXEndToEnd
+	edgeNs     int64     // board time INT was seen low, for RXEndToEnd
 	txSkb      can.Frame // the frame ndo_start_xmit took (priv->tx_skb)
 	hasSkb     bool
 	txLen      int   // priv->tx_len: a frame is in TXB0
-	txReadNs   int64 // host time the frame was read from the socket
+	txReadNs   int64 // board time the frame was read from the socket
 	queueAwake bool  // netif queue: the stack may hand the next frame
 }
 
@@ -90,11 +100,22 @@ func (p *port) spend(d time.Duration) {
 	}
 }
 
-// trans is mcp251x_spi_trans: one spi_sync of n bytes, full duplex.
+// trans is mcp251x_spi_trans: one spi_sync of n bytes, full duplex. It costs
+// SyncSetup, then from CS down the bytes' wire time and InCS (whatever the SPI
+// engine's own work took of that time: the calibrated InCS holds the kernel's),
+// then SyncReturn.
 func (p *port) trans(n int) error {
 	p.spend(p.costs.SyncSetup)
+	var m mark
+	if p.cs != nil {
+		m = p.cs()
+	}
 	err := p.spi.Transfer(p.tx[:n], p.rx[:n], &p.t)
-	p.spend(p.costs.InCS)
+	if p.up != nil {
+		p.up(m, int64(n)*p.byteNs+int64(p.costs.InCS))
+	} else {
+		p.spend(p.costs.InCS)
+	}
 	p.spend(p.costs.SyncReturn)
 	if p.inIST {
 		p.st.ISTXfers.Inc()
