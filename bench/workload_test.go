@@ -94,7 +94,7 @@ func TestWorkloadConfigs(t *testing.T) {
 func TestVehicleWorkload(t *testing.T) {
 	var sc Scenario
 	for _, s := range Workloads(Durations{Other: 400 * time.Millisecond}) {
-		if s.Workload.Kind == "vehicle" && s.Kernel {
+		if s.Workload.Kind == "vehicle" && s.Kernel && s.Board == KernelBoard {
 			sc = s
 		}
 	}
