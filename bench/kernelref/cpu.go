@@ -75,6 +75,7 @@ func (c *boardCPU) now() int64 { return c.at }
 func (c *boardCPU) moved(prev, want int64) {
 	if x := c.at - max(want, prev); x > 0 {
 		c.debt += x
+
 	}
 }
 
@@ -124,14 +125,19 @@ func (c *boardCPU) until(m mark, d int64) {
 	c.advanceTo(t)
 }
 
-// idle passes board time up to t with no handler running: debt left unpaid
-// ends here (the driver ran that much later than its charges: late), and the
-// wait to a due time absorbs any that falls in it.
-func (c *boardCPU) idle(t int64) {
+// settle ends a stretch of handler runs: debt left unpaid is board time the
+// driver ran beyond its charges (late).
+func (c *boardCPU) settle() {
 	if c.debt > 0 && c.late != nil {
 		c.late.Add(uint64(c.debt))
 	}
 	c.debt = 0
+}
+
+// idle passes board time up to t with no handler running: what slips in
+// between spans meanwhile only passes idle time, and a wait to a due time
+// absorbs it.
+func (c *boardCPU) idle(t int64) {
 	c.advanceTo(t)
 	c.debt = 0
 }

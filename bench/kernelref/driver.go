@@ -252,6 +252,9 @@ func (d *driver) loop(c Costs) error {
 			if err != nil {
 				return fmt.Errorf("kernelref: %s: %w", p.name, err)
 			}
+			if !d.inIST() {
+				d.cpu.settle()
+			}
 			break
 		}
 		if !ran {
@@ -267,6 +270,16 @@ func (d *driver) loop(c Costs) error {
 		}
 	}
 	return nil
+}
+
+// inIST reports whether a port's handler run is in progress.
+func (d *driver) inIST() bool {
+	for _, p := range d.ports {
+		if p.port.inIST {
+			return true
+		}
+	}
+	return false
 }
 
 // pass runs one pass of the port's handler run.
