@@ -49,8 +49,15 @@ type KernelResult struct {
 	RXEndToEnd     Stage   `json:"rx_end_to_end"`
 	TXSocketToDone Stage   `json:"tx_socket_to_done"`
 	// LateUs is board time the driver spent beyond its charges and the wire's
-	// time (0 when the model ran exactly), µs.
+	// time (0 when the model ran exactly), µs; like the stalls below, over the
+	// window and the drain.
 	LateUs float64 `json:"late_us"`
+	// HostStalls are pieces of host time of 20 µs or more the board's clock left
+	// in the reference's time (HostStallUs in all), and OverflowsAfterStall the
+	// RX overflows found right after one: the host's doing, not the model's.
+	HostStalls          uint64  `json:"host_stalls"`
+	HostStallUs         float64 `json:"host_stall_us"`
+	OverflowsAfterStall uint64  `json:"rx_overflows_after_stall"`
 	// Costs are the charges used, µs.
 	Costs KernelCosts `json:"costs_us"`
 }
@@ -123,7 +130,7 @@ func runKernelWindow(ctx context.Context, sc Scenario, cfg *config.Config, costs
 	st := ports[0].Stats
 	txDone := func() uint64 { return st.TXFrames.Load() }
 	r := newReader(hostEnds(pairs), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, txDone)
-	type snap struct{ rx, ints, ist, istB, tx, txX, txB, ovr, busy uint64 }
+	type snap struct{ rx, ints, ist, istB, tx, txX, txB, ovr, busy, ovrStall, stalls, stallNs, late uint64 }
 	take := func() snap {
 		var s snap
 		for _, p := range ports {
@@ -137,6 +144,10 @@ func runKernelWindow(ctx context.Context, sc Scenario, cfg *config.Config, costs
 			s.txB += q.TXBytes.Load()
 			s.ovr += q.Overflows.Load()
 			s.busy += q.BusyNs.Load()
+			s.ovrStall += q.OverflowsAfterStall.Load()
+			s.stalls += q.HostStalls.Load()
+			s.stallNs += q.HostStallNs.Load()
+			s.late += q.LateNs.Load()
 		}
 		return s
 	}
@@ -174,7 +185,9 @@ func runKernelWindow(ctx context.Context, sc Scenario, cfg *config.Config, costs
 	if v1 > v0 {
 		res.BusyFraction = float64(s1.busy-s0.busy) / float64(v1-v0)
 	}
-	res.LateUs = float64(st.LateNs.Load()) / 1e3
+	res.LateUs = float64(end.late-s0.late) / 1e3
+	res.HostStalls, res.HostStallUs = end.stalls-s0.stalls, float64(end.stallNs-s0.stallNs)/1e3
+	res.OverflowsAfterStall = end.ovrStall - s0.ovrStall
 	res.RXEndToEnd = stageOf(st.RXEndToEnd.Snapshot())
 	res.TXSocketToDone = stageOf(st.TXSocketToDone.Snapshot())
 	return err

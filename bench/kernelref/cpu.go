@@ -44,6 +44,11 @@ type boardCPU struct {
 	// only board time that is neither a calibrated charge nor the wire's (nil:
 	// not counted).
 	late *metrics.Counter
+	// stalls counts the pieces of host time of at least stallNs that passed on
+	// the board between two spans, and stallNs their time (nil: not counted);
+	// stallSeq is their count for the driver's own use.
+	stalls, stallTime *metrics.Counter
+	stallSeq          uint64
 	// waitStep is the board time a poll of the SPI engine passes when the
 	// model's bytes are still in flight at their expected end (a quarter of a
 	// byte's wire time).
@@ -53,6 +58,11 @@ type boardCPU struct {
 // sampleStep is the board time between two reads of the INT levels while a
 // charge passes: an INT edge is timed to within it.
 const sampleStep = 2000 // ns
+
+// stallNs is the least host time passed on the board in one piece that counts
+// as a host stall: the clock's LookGap, below which it takes a gap for running
+// without looking.
+const stallNs = int64(clock.LookGap)
 
 // newBoardCPU takes over clk for the calling thread, which must be bound to it
 // under the strict rule; restore gives the clock its CPU back.

@@ -120,7 +120,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 		dp := &drvPort{name: cc.Name, intr: g.ActiveLow(cc.IntGPIO), sock: c.Sockets[i], trace: c.Trace, index: i}
 		dp.port = port{spi: spi, costs: c.Costs, charge: func(d time.Duration) { cpu.charge(int64(d)) }, now: cpu.now,
 			cs: cpu.mark, up: cpu.until, byteNs: dev.ByteNs(), st: &Stats{}, quit: d.stop.Load,
-			edge: func() int64 { return dp.fallNs }}
+			edge: func() int64 { return dp.fallNs }, stalls: func() uint64 { return cpu.stallSeq }}
 		dp.port.deliver = dp.write
 		dp.port.errFrame = dp.writeError
 		mode := uint8(mcp2515.ModeNormal)
@@ -141,7 +141,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 	for _, p := range d.ports {
 		ports = append(ports, Port{Name: p.name, Stats: p.port.st})
 	}
-	cpu.late = &ports[0].Stats.LateNs
+	cpu.late, cpu.stalls, cpu.stallTime = &ports[0].Stats.LateNs, &ports[0].Stats.HostStalls, &ports[0].Stats.HostStallNs
 	ready(ports)
 	err = d.loop(c.Costs)
 	for _, p := range d.ports {

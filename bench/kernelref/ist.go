@@ -39,6 +39,11 @@ type Stats struct {
 	// LateNs is board time the driver spent beyond its charges and the wire's
 	// time (all ports: boardCPU); 0 when the model is exact.
 	LateNs metrics.Counter
+	// HostStalls and HostStallNs count the pieces of host time of 20 µs or more
+	// that passed on the board between two of the driver's spans (all ports:
+	// boardCPU), time the clock did not take out; OverflowsAfterStall the
+	// overflows found by a pass when one fell in it or the pass before.
+	HostStalls, HostStallNs, OverflowsAfterStall metrics.Counter
 	// RXEndToEnd is INT seen low → frame written to the socket, on the board's
 	// clock (the same span as cand's rx_end_to_end).
 	RXEndToEnd metrics.Histogram
@@ -64,9 +69,13 @@ type port struct {
 	st     *Stats
 	// quit is priv->force_quit: the handler's pass loop ends when it is set.
 	quit func() bool
-	// edge is the board time INT was last found going low, as a logic analyzer on the line
-	// sees it (nil: none): each pass's frames are timed from it.
+	// edge is the board time INT was last found going low, as a logic analyzer
+	// on the line sees it (nil: none): each pass's frames are timed from it.
 	edge func() int64
+	// stalls is the count of host stalls so far (nil: none); stall0 and stall1
+	// its value at the start of the previous pass and of this one.
+	stalls         func() uint64
+	stall0, stall1 uint64
 	// deliver hands a received frame on (netif_rx), errFrame an error frame.
 	deliver  func(f *can.Frame)
 	errFrame func(e *socketcan.ErrorFrame)
@@ -220,6 +229,9 @@ func (p *port) istPass() (done bool, err error) {
 	if p.edge != nil {
 		p.edgeNs = p.edge()
 	}
+	if p.stalls != nil {
+		p.stall0, p.stall1 = p.stall1, p.stalls()
+	}
 	if err := p.pass(); err != nil || !p.inIST {
 		p.inIST = false
 		return true, err
@@ -313,6 +325,9 @@ func (p *port) errorState(intf, eflag uint8) {
 	for _, ovr := range []uint8{mcp2515.EFLGRX0OVR, mcp2515.EFLGRX1OVR} {
 		if eflag&ovr != 0 {
 			p.st.Overflows.Inc()
+			if p.stalls != nil && p.stalls() != p.stall0 {
+				p.st.OverflowsAfterStall.Inc()
+			}
 			e.Controller(socketcan.CAN_ERR_CRTL_RX_OVERFLOW)
 		}
 	}
