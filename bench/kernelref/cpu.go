@@ -85,7 +85,13 @@ func (c *boardCPU) now() int64 { return c.at }
 func (c *boardCPU) moved(prev, want int64) {
 	if x := c.at - max(want, prev); x > 0 {
 		c.debt += x
-
+		if x >= stallNs {
+			c.stallSeq++
+			if c.stalls != nil {
+				c.stalls.Inc()
+				c.stallTime.Add(uint64(x))
+			}
+		}
 	}
 }
 

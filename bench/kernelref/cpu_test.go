@@ -8,6 +8,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/metrics"
 	"cand/sim/clock"
 )
 
@@ -120,5 +121,24 @@ func TestHandlerRunCostsItsCharges(t *testing.T) {
 	want := 4*Pi2.PerTransfer() + 26*900*time.Nanosecond
 	if got := time.Duration(board); got != want {
 		t.Errorf("one isolated frame's handler run cost %v on the board, want %v", got, want)
+	}
+}
+
+// Board time that passed beyond what the reference asked for is debt; a piece
+// of 20 µs or more (the clock's LookGap) is a host stall, counted with its time.
+func TestLeaksAreDebtAndStallsCounted(t *testing.T) {
+	var late, stalls, stallNs metrics.Counter
+	c := &boardCPU{late: &late, stalls: &stalls, stallTime: &stallNs}
+	for _, leak := range []int64{50, 19_999, 20_000, 300_000} {
+		prev := c.at
+		c.at += leak
+		c.moved(prev, prev)
+	}
+	if c.debt != 340_049 || c.stallSeq != 2 || stalls.Load() != 2 || stallNs.Load() != 320_000 {
+		t.Errorf("debt %d, stalls %d (%d counted, %d ns), want 340049, 2, 2, 320000 ns", c.debt, c.stallSeq, stalls.Load(), stallNs.Load())
+	}
+	c.settle()
+	if late.Load() != 340_049 || c.debt != 0 {
+		t.Errorf("settled: late %d, debt %d; want 340049 and 0", late.Load(), c.debt)
 	}
 }
