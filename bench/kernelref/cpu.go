@@ -38,8 +38,10 @@ type boardCPU struct {
 	// debt is board time that passed beyond what the model asked for, not yet
 	// absorbed by a charge.
 	debt int64
-	// sample reads the INT levels; advanceTo calls it every sampleStep.
+	// sample reads the INT levels; advanceTo calls it every sampleStep while
+	// watch says an INT edge would matter (nil: always).
 	sample func()
+	watch  func() bool
 	// late counts debt left unpaid when the driver went idle: the reference's
 	// only board time that is neither a calibrated charge nor the wire's (nil:
 	// not counted).
@@ -58,6 +60,10 @@ type boardCPU struct {
 // sampleStep is the board time between two reads of the INT levels while a
 // charge passes: an INT edge is timed to within it.
 const sampleStep = 2000 // ns
+
+// edgeStep is sampleStep while no INT edge would start a wake-up: the edge then
+// only times the rx_end_to_end stage.
+const edgeStep = 10_000 // ns
 
 // stallNs is the least host time passed on the board in one piece that counts
 // as a host stall: the clock's LookGap, below which it takes a gap for running
@@ -107,11 +113,17 @@ func (c *boardCPU) to(t int64) {
 }
 
 // advanceTo passes board time up to t, reading the INT levels every
-// sampleStep, so that the buses and chips go on meanwhile and an INT edge is
-// timed.
+// sampleStep while an INT edge would start a wake-up (a port whose handler is
+// not running), so that it is timed to within that, and every edgeStep
+// otherwise (the edge only times the latency stage). Every step leaves a gap
+// between two spans in which host time can slip in: fewer steps, less of it.
 func (c *boardCPU) advanceTo(t int64) {
 	for c.at < t {
-		c.to(min(c.at+sampleStep, t))
+		step := int64(sampleStep)
+		if c.watch != nil && !c.watch() {
+			step = edgeStep
+		}
+		c.to(min(c.at+step, t))
 		c.sample()
 	}
 }

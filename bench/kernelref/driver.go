@@ -99,7 +99,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 	// clock it runs at.
 	spi := bcm2835.NewSPI(cpu.regs(pi.SoCModel().SPI0(), true, pi.CoreClockHz()), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()})
 	d := &driver{stop: &atomic.Bool{}, cpu: cpu}
-	cpu.sample = d.sample
+	cpu.sample, cpu.watch = d.sample, d.watch
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
 		dev, err := spi.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: plan.ChipSelects[i]})
@@ -270,6 +270,17 @@ func (d *driver) loop(c Costs) error {
 		}
 	}
 	return nil
+}
+
+// watch reports whether an INT edge would matter now: a port's handler is not
+// running and not due, so its edge would start its wake-up.
+func (d *driver) watch() bool {
+	for _, p := range d.ports {
+		if !p.port.inIST && p.istAt == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // inIST reports whether a port's handler run is in progress.
