@@ -25,13 +25,15 @@ import (
 // its factor to 1 and its AccessNs to 0, so the board must run at fixed clocks
 // (force_turbo: the governor would reset both).
 //
-// What host time falls between two spans (the clock's own code closing a span,
-// tens of nanoseconds; a preemption there shorter than the clock's LookGap,
-// which it counts as running) passes on the board. It is kept as debt: the next
-// charge is shorter by it, and a transfer's chip select rises at its CS-down
-// time + its wire time + InCS however long the SPI engine took, so the board's
-// time at the end of each charge is the model's. Debt a handler run leaves
-// unpaid when the driver goes idle is counted (late).
+// What host time falls between two spans passes on the board: the clock's own
+// code closing a span, tens of nanoseconds, and whatever the clock counts as the
+// thread's running in that gap (a short preemption; CPU time that is not the
+// reference's, such as host interrupts; a piece of stallNs or more is counted as
+// a host stall). It is kept as debt: the next charge is shorter by it, and a
+// transfer's chip select rises at its CS-down time + its wire time + InCS however
+// long the SPI engine took, so the board's time at the end of each charge is the
+// model's. Debt a stretch of handler runs leaves unpaid when it ends is counted
+// (late).
 type boardCPU struct {
 	clk *clock.Clock
 	at  int64 // the board's time when the open span began: the reference's now
@@ -42,12 +44,12 @@ type boardCPU struct {
 	// watch says an INT edge would matter (nil: always).
 	sample func()
 	watch  func() bool
-	// late counts debt left unpaid when the driver went idle: the reference's
-	// only board time that is neither a calibrated charge nor the wire's (nil:
-	// not counted).
+	// late counts debt left unpaid when a stretch of handler runs ended: the
+	// reference's only board time that is neither a calibrated charge nor the
+	// wire's (nil: not counted).
 	late *metrics.Counter
 	// stalls counts the pieces of host time of at least stallNs that passed on
-	// the board between two spans, and stallNs their time (nil: not counted);
+	// the board between two spans, and stallTime their time (nil: not counted);
 	// stallSeq is their count for the driver's own use.
 	stalls, stallTime *metrics.Counter
 	stallSeq          uint64
