@@ -1,7 +1,9 @@
 package kernelref
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +56,10 @@ func (m modelRegs) Store(off, v uint32)    { m.clk.Access(); m.work() }
 // model's host time, leave the board's time where it was but for the host time
 // between two spans (the clock's own code closing a span: a few microseconds at
 // most, against at least 16 ms had the work been charged), which the next
-// charge absorbs: after it the board's time is the start's plus the charge.
+// charge absorbs: after it the board's time is the start's plus the charge. A
+// host stall that falls between two spans passes on the board (the clock
+// counts the thread's CPU time there as running; cpu.go), so on a loaded host
+// an attempt may see one: the test passes when one of five attempts is exact.
 func TestHostWorkTakesNoBoardTime(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -69,35 +74,48 @@ func TestHostWorkTakesNoBoardTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer restore()
+	if c := clk.CPU(); c.Factor != clock.FactorUnit || c.AccessNs != 0 {
+		t.Errorf("clock CPU while the reference runs %+v, want factor 1 and free accesses", c)
+	}
+	var failed []string
+	for range 5 {
+		msgs := hostWorkAttempt(t, clk, cpu)
+		if len(msgs) == 0 {
+			return
+		}
+		failed = append(failed, strings.Join(msgs, "; "))
+	}
+	t.Errorf("in each of 5 attempts:\n%s", strings.Join(failed, "\n"))
+}
+
+// hostWorkAttempt checks what host work, register accesses with model work and
+// a charge do to the board's time, from a fresh start; it returns what was wrong.
+func hostWorkAttempt(t *testing.T, clk *clock.Clock, cpu *boardCPU) []string {
 	// The host time between spans: the clock's own code at the end of a long
 	// span's Leave (its look at the thread in /proc is taken out) runs before
 	// the next span opens.
 	const slack = int64(5 * time.Microsecond)
-
+	var msgs []string
+	cpu.settle()
 	at0 := cpu.now()
 	host := hostWork(t)
 	cpu.to(at0) // closes the span the work ran in
 	if d := cpu.now() - at0; d < 0 || d > slack {
-		t.Errorf("%v of host work moved the board's time by %v, want 0 (at most %v between spans)", host, time.Duration(d), time.Duration(slack))
+		msgs = append(msgs, fmt.Sprintf("%v of host work moved the board's time by %v, want 0 (at most %v between spans)", host, time.Duration(d), time.Duration(slack)))
 	}
-
 	regs := cpu.regs(modelRegs{clk: clk, work: func() { hostWork(t) }}, false, 0)
 	at1 := cpu.now()
 	regs.Store(0, 1)
 	regs.Load(0)
 	if d := cpu.now() - at1; d < 0 || d > 2*slack {
-		t.Errorf("two register accesses with 2 ms of model work each moved the board's time by %v, want 0", time.Duration(d))
+		msgs = append(msgs, fmt.Sprintf("two register accesses with 2 ms of model work each moved the board's time by %v, want 0", time.Duration(d)))
 	}
-
-	// The charge absorbs what little passed between spans: the board's time
-	// after it is the start's plus the charge.
+	// The charge absorbs what little passed between spans.
 	cpu.charge(int64(Pi2.ThreadWake))
 	if d := cpu.now() - at0; d < int64(Pi2.ThreadWake) || d > int64(Pi2.ThreadWake)+slack || cpu.debt > slack {
-		t.Errorf("host work and a charge of %v moved the board's time by %v (debt left %v), want the charge", Pi2.ThreadWake, time.Duration(d), time.Duration(cpu.debt))
+		msgs = append(msgs, fmt.Sprintf("host work and a charge of %v moved the board's time by %v (debt left %v), want the charge", Pi2.ThreadWake, time.Duration(d), time.Duration(cpu.debt)))
 	}
-	if c := clk.CPU(); c.Factor != clock.FactorUnit || c.AccessNs != 0 {
-		t.Errorf("clock CPU while the reference runs %+v, want factor 1 and free accesses", c)
-	}
+	return msgs
 }
 
 // The reference's accounting, on a fake board clock that host work cannot move:
