@@ -171,6 +171,7 @@ type drvPort struct {
 	lookAt      int64 // board time of the next look into the socket
 	low         bool  // INT read low at the last sample
 	fallNs      int64 // board time of the sample that first found INT low
+	runEnd      int64 // board time the port's last handler run ended
 	b           [socketcan.FrameSize]byte
 	trace       func(port int, event string)
 	index       int
@@ -204,8 +205,9 @@ func (d *driver) sample() {
 // that port's tx_work waits meanwhile, and the handler is not started again. One
 // step is one pass of a handler run or one tx_work; the ports take turns, as two
 // handler threads take turns on the one SPI bus. A port's wake-up runs from its
-// INT edge, while another port's handler may be running (another core's). With
-// nothing due, the board's time passes a sampleStep at a time.
+// INT edge, or from the end of its last run if the edge came during it, while
+// another port's handler may be running (another core's). With nothing due, the
+// board's time passes a sampleStep at a time.
 func (d *driver) loop(c Costs) error {
 	wake := int64(c.IRQ + c.ThreadWake)
 	for !d.stop.Load() {
@@ -213,7 +215,9 @@ func (d *driver) loop(c Costs) error {
 		t := d.cpu.now()
 		for _, p := range d.ports {
 			if !p.port.inIST && p.istAt == 0 && p.low {
-				p.istAt = p.fallNs + wake
+				// An edge while the handler ran (the line masked, IRQF_ONESHOT)
+				// is served once the run has ended.
+				p.istAt = max(p.fallNs, p.runEnd) + wake
 			}
 			if p.txAt == 0 && p.port.queueAwake && !p.port.hasSkb && t >= p.lookAt {
 				p.lookAt = t + socketPoll
@@ -246,11 +250,15 @@ func (d *driver) loop(c Costs) error {
 				continue
 			}
 			d.last, ran = i, true
+			wasIST := p.port.inIST
 			start := d.cpu.now()
 			err := run()
 			p.port.st.BusyNs.Add(uint64(max(d.cpu.now()-start, 0)))
 			if err != nil {
 				return fmt.Errorf("kernelref: %s: %w", p.name, err)
+			}
+			if wasIST && !p.port.inIST {
+				p.runEnd = d.cpu.now()
 			}
 			if !d.inIST() {
 				d.cpu.settle()
