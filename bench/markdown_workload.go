@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
+
+	"cand/bench/kernelref"
 )
 
 // boardLine says which board the run was made on.
@@ -93,7 +95,7 @@ func kernelTable(w io.Writer, rep *Report) {
 			any = true
 			fmt.Fprintln(w, "### cand and the kernel driver's way, same workload (kernel ÷ cand)")
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "The kernel's way is bench/kernelref: mcp251x's SPI sequence on the same virtual Pi, with its wake-ups and per-transfer work charged from a published Raspberry Pi 2 measurement (%s): calibrated, not measured (docs/kernel-reference.md). Lost is a share of the frames offered to each.\n\n", k.Costs.Source)
+			fmt.Fprintf(w, "The kernel's way is bench/kernelref: mcp251x's SPI sequence on a virtual Pi of the same board, with its wake-ups and per-transfer work charged from a published Raspberry Pi 2 measurement (%s), scaled to a Pi 3 on pi3; its board time is those charges and the SPI wire's time, nothing of the host's running of it: calibrated, not measured (docs/kernel-reference.md). Lost is a share of the frames offered to each.\n\n", kernelref.Source)
 			fmt.Fprintln(w, "| scenario | lost cand | lost kernel | SPI xfers/RX frame cand | kernel | × | SPI bytes/RX frame cand | kernel | × | rx_end_to_end p50 µs cand | kernel | × | p99 µs cand | kernel | × | SPI xfers/TX frame cand | kernel | kernel busy | kernel passed up unfiltered |")
 			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		}

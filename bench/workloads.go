@@ -12,12 +12,12 @@ import (
 
 // Workloads are the scenarios of a real bus's traffic, each at 1 Mbit/s with the
 // INT poll window on unless said otherwise, on every board of WorkloadBoards, and
-// on KernelBoard also run with the kernel driver's way (Scenario.Kernel):
+// on KernelBoards also run with the kernel driver's way (Scenario.Kernel):
 //   - dlc0, dlc1, dlc4, dlc8: the bus at 100 % with 0-, 1-, 4- and 8-byte frames
 //     (dlc8 is load100-1M-window-on on each board); DLC 0 frames carry no data, so the load peer
 //     sends 1024 IDs in turn and the ID tells the counter; a 1-byte counter is
 //     short, so the DLC 1 peer sends 251 IDs in turn, which with the data tell the
-//     counter modulo 64256 (canbus.Peer.Seq);
+//     counter modulo 64256 (canbus.Peer.Seq); dlc0 and dlc8 also at 500 kbit/s;
 //   - ext29: 29-bit IDs at 100 %;
 //   - stuff-min, stuff-max: 8-byte frames whose data has the fewest and the most
 //     stuff bits (canbus.StuffedData), 256 IDs in turn chosen for the fewest and
@@ -32,7 +32,9 @@ import (
 //   - dual: two controllers on one SPI bus (CE0 and CE1), both buses at 100 %;
 //   - loopback: the controller in loopback mode, frames written to its socket
 //     every 250 µs coming back from the chip (no bus: the scenario a real board
-//     runs, see board.go).
+//     runs, see board.go);
+//   - cangen99, on the Pi 3 only: the field check (cangen99), 99 % of the bus
+//     with cangen's default frames, for FieldCheckDuration.
 func Workloads(d Durations) []Scenario {
 	load := func(name string, ids []uint32, dlc uint8) Peer {
 		return Peer{SimPeer: config.SimPeer{Kind: config.PeerLoad, Name: name, IDs: ids, DLC: dlcPtr(dlc), LoadPercent: 100}}
@@ -52,11 +54,13 @@ func Workloads(d Durations) []Scenario {
 	}
 	share := load("load", []uint32{0x123}, 8)
 	share.LoadPercent = 80
+	dlc0 := func() *Workload { return one("dlc0", load("load", idRange(0x200, 1024), 0)) }
+	dlc8 := func() *Workload { return one("dlc8", load("load", []uint32{0x123}, 8)) }
 	wls := []*Workload{
-		one("dlc0", load("load", idRange(0x200, 1024), 0)),
+		dlc0(),
 		one("dlc1", load("load", idRange(0x100, 251), 1)),
 		one("dlc4", load("load", []uint32{0x123}, 4)),
-		one("dlc8", load("load", []uint32{0x123}, 8)),
+		dlc8(),
 		one("ext29", ext),
 		one("stuff-min", stuff(false)),
 		one("stuff-max", stuff(true)),
@@ -69,19 +73,25 @@ func Workloads(d Durations) []Scenario {
 		{Kind: "loopback", Buses: []BusLoad{{}}, Loopback: true,
 			TX: &TXStream{IDs: []uint32{0x123}, Period: 250 * time.Microsecond}},
 	}
-	var s []Scenario
-	for _, b := range WorkloadBoards {
-		for _, wl := range wls {
-			br := uint32(1_000_000)
-			if wl.Kind == "vehicle" {
-				br = 500_000
-			}
-			s = append(s, Scenario{Name: wl.Kind + "-" + rate(br) + "-" + string(b), Bitrate: br, DLC: 8,
-				IntPollWindow: DefaultIntPollWindow, Duration: d.Other, Workload: wl, Board: b,
-				Kernel: b == KernelBoard})
+	// Each workload at 1 Mbit/s but vehicle; dlc0 and dlc8 at 500 kbit/s too.
+	rates := make([]uint32, len(wls))
+	for i, wl := range wls {
+		rates[i] = 1_000_000
+		if wl.Kind == "vehicle" {
+			rates[i] = 500_000
 		}
 	}
-	return s
+	wls, rates = append(wls, dlc0(), dlc8()), append(rates, 500_000, 500_000)
+	var s []Scenario
+	for _, b := range WorkloadBoards {
+		for i, wl := range wls {
+			br := rates[i]
+			s = append(s, Scenario{Name: wl.Kind + "-" + rate(br) + "-" + string(b), Bitrate: br, DLC: 8,
+				IntPollWindow: DefaultIntPollWindow, Duration: d.Other, Workload: wl, Board: b,
+				Kernel: KernelOn(b)})
+		}
+	}
+	return append(s, FieldCheck())
 }
 
 // WorkloadBoards are the board profiles every workload runs on: the single-core
@@ -89,9 +99,14 @@ func Workloads(d Durations) []Scenario {
 // Pi 4 (docs/boards.md).
 var WorkloadBoards = []config.SimBoard{config.SimBoardPiZero, KernelBoard, config.SimBoardPi3, config.SimBoardPi4}
 
-// KernelBoard is the profile the kernel driver's way runs on, with cand beside
-// it on the same profile: its costs are a Raspberry Pi 2's (kernelref.Pi2).
+// KernelBoard is the profile the kernel driver's costs were measured on
+// (kernelref.Pi2).
 const KernelBoard = config.SimBoardPi2
+
+// KernelOn reports whether the kernel driver's way runs on board b, with cand
+// beside it on the same profile: the Pi 2 its costs were measured on and the
+// Pi 3 they are scaled to (kernelref.ForBoard).
+func KernelOn(b config.SimBoard) bool { return b == KernelBoard || b == config.SimBoardPi3 }
 
 // vehicle is a vehicle bus at 500 kbit/s, about 55 % busy: a periodic peer sends
 // one frame of its IDs in turn every period, so each ID repeats every period ×

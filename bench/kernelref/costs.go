@@ -1,6 +1,13 @@
 package kernelref
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"cand/config"
+	"cand/sim"
+)
 
 // Costs are what the kernel spends outside the SPI wire, charged on the virtual
 // Pi's clock.
@@ -46,4 +53,39 @@ func (c Costs) PerTransfer() time.Duration { return c.SyncSetup + c.InCS + c.Syn
 // its overhead and wire time.
 func (c Costs) Interrupt(transfers, bytes int, byteTime time.Duration) time.Duration {
 	return c.IRQ + c.ThreadWake + time.Duration(transfers)*c.PerTransfer() + time.Duration(bytes)*byteTime
+}
+
+// Scaled is c with every charge multiplied by num/den (rounded to the
+// nanosecond).
+func (c Costs) Scaled(num, den float64) Costs {
+	s := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * num / den)) }
+	return Costs{IRQ: s(c.IRQ), ThreadWake: s(c.ThreadWake), SyncSetup: s(c.SyncSetup), InCS: s(c.InCS), SyncReturn: s(c.SyncReturn)}
+}
+
+// ForBoard are the kernel's costs on board b: Pi2 on the Pi 2 they were measured
+// on; on a Pi 3, Pi2 scaled by the two cores' time for the same work as the
+// virtual Pi's profiles state it (sim/board.go: cycles per anchor cycle over the
+// highest ARM clock; the Pi 3's Cortex-A53 at 1.2 GHz does in 0.619 of the time
+// what the Pi 2's Cortex-A7 does at 900 MHz). Every charge is CPU work in the
+// kernel (the interrupt's entry and demultiplexing, the scheduler's wake-up and
+// context switch, spi-bcm2835's code around the transfer), so each scales by
+// that ratio; the SPI wire's time is the SCLK's and does not. The wake-ups are
+// scaled the same way for want of a like-for-like published figure for the two
+// boards (docs/kernel-reference.md). Other boards have no costs: an error.
+func ForBoard(b config.SimBoard) (Costs, error) {
+	switch b {
+	case config.SimBoardPi2:
+		return Pi2, nil
+	case config.SimBoardPi3:
+		p2, err := sim.ProfileOf(config.SimBoardPi2)
+		if err != nil {
+			return Costs{}, err
+		}
+		p3, err := sim.ProfileOf(config.SimBoardPi3)
+		if err != nil {
+			return Costs{}, err
+		}
+		return Pi2.Scaled(p3.PerClock/float64(p3.ARMMaxHz), p2.PerClock/float64(p2.ARMMaxHz)), nil
+	}
+	return Costs{}, fmt.Errorf("kernelref: no kernel costs for board %s: the reference has the Pi 2's measured costs and their scaling to a Pi 3; use sim_board pi2 or pi3", b)
 }

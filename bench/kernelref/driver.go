@@ -12,7 +12,6 @@ import (
 
 	"cand/config"
 	"cand/hw/bcm2835"
-	"cand/internal/mono"
 	"cand/mcp2515"
 	"cand/sim"
 	"cand/socketcan"
@@ -40,32 +39,47 @@ type Port struct {
 	Stats *Stats
 }
 
-// socketPoll is how often an idle driver looks for a frame to send: the stack
-// hands a frame to ndo_start_xmit at once; here a look is a system call, so the
-// loop makes it at most this often (well below ThreadWake, charged on top).
-const socketPoll = 10 * time.Microsecond
+// socketPoll is how often, in the board's time, an idle driver looks for a
+// frame to send: the stack hands a frame to ndo_start_xmit at once; here a look
+// is a system call (host time, no board time), so the loop makes it at most this
+// often. ThreadWake is charged after the frame is taken.
+const socketPoll = 10_000 // ns
 
 // Run drives the controllers the mcp251x way on cfg.Pi until ctx is done: it
 // locks its goroutine to a thread, sets up the pins and the chips
-// (mcp251x_open), binds the thread as the board's CPU (unless sim_cpu is
-// shared), calls ready with the ports, and loops: an INT found low schedules
-// the threaded handler IRQ + ThreadWake later; a frame in the socket, while the
-// queue is awake, is taken (ndo_start_xmit) and schedules tx_work ThreadWake
-// later; the due handler runs, each spi_sync charged SyncSetup, InCS and
+// (mcp251x_open), binds the thread as the board's CPU, calls ready with the
+// ports, and loops: an INT found low schedules the threaded handler IRQ +
+// ThreadWake after the edge; a frame in the socket, while the queue is awake, is
+// taken (ndo_start_xmit) and schedules tx_work ThreadWake later; the due handler
+// runs, each spi_sync costing SyncSetup, its bytes' wire time plus InCS, and
 // SyncReturn. Two controllers' wake-ups overlap; their handlers run one at a
 // time, as one CPU. The board's buses must be running (Pi.Start).
 //
-// The driver thread never sleeps while it waits: it reads the INT levels
-// through the GPIO level register in a loop, so an interrupt is seen within one
-// register read and the whole latency is the calibrated charge. Charges spin on
-// the board's clock, reading the GPIO level register meanwhile, so the buses
-// go on while the kernel's time passes and the clock takes host stalls out of
-// a charge as out of cand's time.
+// The reference's time on the board is those charges and the wire's time only
+// (boardCPU): its own Go code, its socket reads and writes, the SPI engine's
+// code and register accesses, and host stalls of its thread take none. So the
+// Pi must run under the strict rule (hardware.sim_cpu: strict), whose account
+// the charges go through, at fixed clocks (hardware.sim_force_turbo: the
+// governor would reset the account's costs).
 func Run(ctx context.Context, c Config, ready func([]Port)) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pi, cfg := c.Pi, c.Cfg
-	g := bcm2835.NewGPIO(pi.GPIO(), pi.SoC())
+	if pi.Rule() != config.SimCPUStrict || !pi.Board().ForceTurbo {
+		return fmt.Errorf("kernelref: the virtual Pi runs sim_cpu %s, force_turbo %v: the reference charges its costs through the strict rule's account at fixed clocks; set hardware.sim_cpu: strict and hardware.sim_force_turbo: true",
+			pi.Rule(), pi.Board().ForceTurbo)
+	}
+	clk := pi.Clock()
+	if err := clk.BindCPU(); err != nil {
+		return fmt.Errorf("kernelref: %w", err)
+	}
+	defer clk.UnbindCPU()
+	cpu, restore, err := newBoardCPU(clk)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	g := bcm2835.NewGPIO(cpu.regs(pi.SoCModel().GPIO(), false, 0), pi.SoC())
 	var plan bcm2835.PinPlan
 	for i := range cfg.Controllers {
 		cs, err := chipSelect(&cfg.Controllers[i])
@@ -80,25 +94,20 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 		return err
 	}
 	defer saved.Restore()
-	spi := bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()})
-	clk := pi.Clock()
-	d := &driver{stop: &atomic.Bool{}}
-	// The board's time is read with Access, as a register access reads it: after
-	// the clock took out a host stall that preceded it. (Now, between accesses,
-	// may still include a stall the next access will take out.) Each turn of a
-	// charge also reads the INT levels through the GPIO level register, which
-	// moves the buses to the board's time and times each INT falling edge.
-	charge := func(dt time.Duration) {
-		end := clk.Access() + int64(dt)
-		for clk.Access() < end {
-			d.sample()
-		}
-	}
+	// At fixed clocks the core clock is the highest: dividers sized for it give
+	// each device its SCLK, as the kernel's spi-bcm2835 sizes them for the core
+	// clock it runs at.
+	spi := bcm2835.NewSPI(cpu.regs(pi.SoCModel().SPI0(), true, pi.CoreClockHz()), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()})
+	d := &driver{stop: &atomic.Bool{}, cpu: cpu}
+	cpu.sample, cpu.watch = d.sample, d.watch
 	for i := range cfg.Controllers {
 		cc := &cfg.Controllers[i]
 		dev, err := spi.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: plan.ChipSelects[i]})
 		if err != nil {
 			return fmt.Errorf("kernelref: controller %s: %w", cc.Name, err)
+		}
+		if step := dev.ByteNs() / 4; cpu.waitStep == 0 || step < cpu.waitStep {
+			cpu.waitStep = max(step, 1)
 		}
 		bt, err := cc.BitTiming()
 		if err != nil {
@@ -109,8 +118,9 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 			spi = traced{dev, func(ev string) { c.Trace(i, ev) }}
 		}
 		dp := &drvPort{name: cc.Name, intr: g.ActiveLow(cc.IntGPIO), sock: c.Sockets[i], trace: c.Trace, index: i}
-		dp.port = port{spi: spi, costs: c.Costs, charge: charge, now: mono.Now, st: &Stats{}, quit: d.stop.Load,
-			edge: func() int64 { return dp.fallNs }}
+		dp.port = port{spi: spi, costs: c.Costs, charge: func(d time.Duration) { cpu.charge(int64(d)) }, now: cpu.now,
+			cs: cpu.mark, up: cpu.until, byteNs: dev.ByteNs(), st: &Stats{}, quit: d.stop.Load,
+			edge: func() int64 { return dp.fallNs }, stalls: func() uint64 { return cpu.stallSeq }}
 		dp.port.deliver = dp.write
 		dp.port.errFrame = dp.writeError
 		mode := uint8(mcp2515.ModeNormal)
@@ -125,19 +135,15 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 		}
 		d.ports = append(d.ports, dp)
 	}
-	if cfg.Hardware.SimCPU != config.SimCPUShared {
-		if err := clk.BindCPU(); err == nil {
-			defer clk.UnbindCPU()
-		}
-	}
 	stopWatch := context.AfterFunc(ctx, func() { d.stop.Store(true) })
 	defer stopWatch()
 	var ports []Port
 	for _, p := range d.ports {
 		ports = append(ports, Port{Name: p.name, Stats: p.port.st})
 	}
+	cpu.late, cpu.stalls, cpu.stallTime = &ports[0].Stats.LateNs, &ports[0].Stats.HostStalls, &ports[0].Stats.HostStallNs
 	ready(ports)
-	err = d.loop(clk.Access, c.Costs)
+	err = d.loop(c.Costs)
 	for _, p := range d.ports {
 		if serr := p.port.stop(); serr != nil && err == nil {
 			err = serr
@@ -150,6 +156,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 type driver struct {
 	ports []*drvPort
 	stop  *atomic.Bool
+	cpu   *boardCPU
 	last  int // the port served last (round robin)
 }
 
@@ -161,9 +168,10 @@ type drvPort struct {
 	sock int
 
 	istAt, txAt int64 // board time the IST / tx_work is due; 0 none
-	lastLook    int64 // host time of the last look into the socket
+	lookAt      int64 // board time of the next look into the socket
 	low         bool  // INT read low at the last sample
-	fallNs      int64 // host time of the last INT falling edge seen
+	fallNs      int64 // board time of the sample that first found INT low
+	runEnd      int64 // board time the port's last handler run ended
 	b           [socketcan.FrameSize]byte
 	trace       func(port int, event string)
 	index       int
@@ -186,7 +194,7 @@ func (d *driver) sample() {
 	for _, p := range d.ports {
 		low := p.intr.Asserted()
 		if low && !p.low {
-			p.fallNs = mono.Now()
+			p.fallNs = d.cpu.now()
 		}
 		p.low = low
 	}
@@ -196,28 +204,32 @@ func (d *driver) sample() {
 // holds the port's mutex (mcp_lock) from its start to the pass that ends it:
 // that port's tx_work waits meanwhile, and the handler is not started again. One
 // step is one pass of a handler run or one tx_work; the ports take turns, as two
-// handler threads take turns on the one SPI bus.
-func (d *driver) loop(now func() int64, c Costs) error {
+// handler threads take turns on the one SPI bus. A port's wake-up runs from its
+// INT edge, or from the end of its last run if the edge came during it, while
+// another port's handler may be running (another core's). With nothing due, the
+// board's time passes a sampleStep at a time.
+func (d *driver) loop(c Costs) error {
 	wake := int64(c.IRQ + c.ThreadWake)
 	for !d.stop.Load() {
-		t := now()
 		d.sample()
+		t := d.cpu.now()
 		for _, p := range d.ports {
 			if !p.port.inIST && p.istAt == 0 && p.low {
-				p.istAt = t + wake
+				// An edge while the handler ran (the line masked, IRQF_ONESHOT)
+				// is served once the run has ended.
+				p.istAt = max(p.fallNs, p.runEnd) + wake
 			}
-			if p.txAt == 0 && p.port.queueAwake && !p.port.hasSkb {
-				if h := mono.Now(); h-p.lastLook >= int64(socketPoll) {
-					p.lastLook = h
-					if f, ok, err := p.read(); err != nil {
-						return err
-					} else if ok && p.port.startXmit(f, h) {
-						p.txAt = t + int64(c.ThreadWake)
-					}
+			if p.txAt == 0 && p.port.queueAwake && !p.port.hasSkb && t >= p.lookAt {
+				p.lookAt = t + socketPoll
+				if f, ok, err := p.read(); err != nil {
+					return err
+				} else if ok && p.port.startXmit(f, t) {
+					p.txAt = t + int64(c.ThreadWake)
 				}
 			}
 		}
 		n := len(d.ports)
+		ran := false
 		for k := 1; k <= n; k++ {
 			i := (d.last + k) % n
 			p := d.ports[i]
@@ -237,17 +249,56 @@ func (d *driver) loop(now func() int64, c Costs) error {
 			default:
 				continue
 			}
-			d.last = i
-			start := now()
+			d.last, ran = i, true
+			wasIST := p.port.inIST
+			start := d.cpu.now()
 			err := run()
-			p.port.st.BusyNs.Add(uint64(max(now()-start, 0)))
+			p.port.st.BusyNs.Add(uint64(max(d.cpu.now()-start, 0)))
 			if err != nil {
 				return fmt.Errorf("kernelref: %s: %w", p.name, err)
 			}
+			if wasIST && !p.port.inIST {
+				p.runEnd = d.cpu.now()
+			}
+			if !d.inIST() {
+				d.cpu.settle()
+			}
 			break
+		}
+		if !ran {
+			next := t + sampleStep
+			for _, p := range d.ports {
+				for _, due := range []int64{p.istAt, p.txAt} {
+					if due != 0 && due < next {
+						next = due
+					}
+				}
+			}
+			d.cpu.idle(max(next, t+1))
 		}
 	}
 	return nil
+}
+
+// watch reports whether an INT edge would matter now: a port's handler is not
+// running and not due, so its edge would start its wake-up.
+func (d *driver) watch() bool {
+	for _, p := range d.ports {
+		if !p.port.inIST && p.istAt == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// inIST reports whether a port's handler run is in progress.
+func (d *driver) inIST() bool {
+	for _, p := range d.ports {
+		if p.port.inIST {
+			return true
+		}
+	}
+	return false
 }
 
 // pass runs one pass of the port's handler run.

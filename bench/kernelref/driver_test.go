@@ -16,10 +16,9 @@ import (
 
 func testConfig(t *testing.T, peers string) *config.Config {
 	t.Helper()
-	// The Pi 2 its costs come from; the forgiving rule, since these tests check
-	// the sequence with every frame delivered, not what a loaded host leaves of a
-	// Pi 2 under the strict rule (docs/clock.md).
-	cfg, err := config.Parse("kref.yaml", []byte(`hardware: {backend: sim, sim_board: pi2, sim_cpu: dedicated}
+	// The Pi 2 its costs come from, under the strict rule at fixed clocks, which
+	// the reference's charges need (Run).
+	cfg, err := config.Parse("kref.yaml", []byte(`hardware: {backend: sim, sim_board: pi2, sim_cpu: strict, sim_force_turbo: true}
 realtime: {priority: 0, mlockall: false}
 metrics: {listen: ""}
 status: {socket: ""}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"cand/mcp2515"
 )
 
@@ -16,9 +14,11 @@ const ostDelay = 5 * time.Millisecond
 // read Configuration mode), mcp251x_setup (CNF1, CNF2, BIT MODIFY CNF3's PHSEG2;
 // RXB0CTRL = BUKT | RXM1 | RXM0, RXB1CTRL = RXM1 | RXM0: filters off, rollover on)
 // and mcp251x_set_normal_mode (CANINTE, then CANCTRL to the mode; in Normal mode
-// CANSTAT polled until the chip is in it). The waits sleep in nanosleep.
+// CANSTAT polled until the chip is in it, every millisecond for up to a second).
+// The waits pass on the board's clock (the kernel sleeps; here they are charged,
+// before any figure is taken), so the chip's oscillator start-up is the board's.
 func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
-	sleep := func(d time.Duration) { ts := unix.NsecToTimespec(int64(d)); unix.Nanosleep(&ts, nil) }
+	sleep := p.spend
 	sleep(ostDelay)
 	p.tx[0] = mcp2515.InstrReset
 	if err := p.trans(1); err != nil {
@@ -52,8 +52,7 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 	if err := p.writeReg(mcp2515.RegCANCTRL, mode); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Second)
-	for mode == mcp2515.ModeNormal {
+	for tries := 0; mode == mcp2515.ModeNormal; tries++ {
 		st, err := p.readReg(mcp2515.RegCANSTAT)
 		if err != nil {
 			return err
@@ -61,7 +60,7 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 		if st&mcp2515.CANSTATOPMOD == mcp2515.ModeNormal {
 			break
 		}
-		if time.Now().After(deadline) {
+		if tries == 1000 {
 			return fmt.Errorf("kernelref: the chip did not enter Normal mode (CANSTAT %#02x)", st)
 		}
 		sleep(time.Millisecond)

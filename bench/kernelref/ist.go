@@ -36,10 +36,19 @@ type Stats struct {
 	Overflows   metrics.Counter // rx_over_errors: RX0OVR and RX1OVR bits seen with ERRIF
 	ErrorFrames metrics.Counter // error skbs (mcp251x_error_skb)
 	BusyNs      metrics.Counter // time in the IST and tx_work, virtual Pi's clock
-	// RXEndToEnd is INT seen low → frame written to the socket, host time (the
-	// same span as cand's rx_end_to_end).
+	// LateNs is board time the driver spent beyond its charges and the wire's
+	// time (all ports: boardCPU); 0 when the model is exact.
+	LateNs metrics.Counter
+	// HostStalls and HostStallNs count the pieces of host time of 20 µs or more
+	// that passed on the board between two of the driver's spans (all ports:
+	// boardCPU), time the clock did not take out; OverflowsAfterStall the
+	// overflows found by a pass when one fell in it or the pass before.
+	HostStalls, HostStallNs, OverflowsAfterStall metrics.Counter
+	// RXEndToEnd is INT seen low → frame written to the socket, on the board's
+	// clock (the same span as cand's rx_end_to_end).
 	RXEndToEnd metrics.Histogram
-	// TXSocketToDone is frame read from the socket → its TX-done handled.
+	// TXSocketToDone is frame read from the socket → its TX-done handled, on the
+	// board's clock.
 	TXSocketToDone metrics.Histogram
 }
 
@@ -50,13 +59,23 @@ type port struct {
 	costs Costs
 	// charge spends d of the CPU on the board's clock (nil: free, for tests).
 	charge func(d time.Duration)
-	now    func() int64 // host time for the latency stages (nil: none)
+	// cs marks a transfer's CS down on the board's clock, and up ends it d
+	// later (nil: free, for tests): a transfer's chip select rises at its
+	// CS-down time + its wire time + InCS.
+	cs     func() mark
+	up     func(m mark, d int64)
+	byteNs int64        // one byte's wire time at the device's SCLK
+	now    func() int64 // the board's time, for the latency stages (nil: none)
 	st     *Stats
 	// quit is priv->force_quit: the handler's pass loop ends when it is set.
 	quit func() bool
-	// edge is the host time INT last went low, as a logic analyzer on the line
-	// sees it (nil: none): each pass's frames are timed from it.
+	// edge is the board time INT was last found going low, as a logic analyzer
+	// on the line sees it (nil: none): each pass's frames are timed from it.
 	edge func() int64
+	// stalls is the count of host stalls so far (nil: none); stall0 and stall1
+	// its value at the start of the previous pass and of this one.
+	stalls         func() uint64
+	stall0, stall1 uint64
 	// deliver hands a received frame on (netif_rx), errFrame an error frame.
 	deliver  func(f *can.Frame)
 	errFrame func(e *socketcan.ErrorFrame)
@@ -66,11 +85,11 @@ type port struct {
 	inIST  bool // in a run of mcp251x_can_ist (its transfers count there)
 
 	state      state
-	edgeNs     int64     // host time INT was seen low, for RXEndToEnd
+	edgeNs     int64     // board time INT was seen low, for RXEndToEnd
 	txSkb      can.Frame // the frame ndo_start_xmit took (priv->tx_skb)
 	hasSkb     bool
 	txLen      int   // priv->tx_len: a frame is in TXB0
-	txReadNs   int64 // host time the frame was read from the socket
+	txReadNs   int64 // board time the frame was read from the socket
 	queueAwake bool  // netif queue: the stack may hand the next frame
 }
 
@@ -90,11 +109,22 @@ func (p *port) spend(d time.Duration) {
 	}
 }
 
-// trans is mcp251x_spi_trans: one spi_sync of n bytes, full duplex.
+// trans is mcp251x_spi_trans: one spi_sync of n bytes, full duplex. It costs
+// SyncSetup, then from CS down the bytes' wire time and InCS (whatever the SPI
+// engine's own work took of that time: the calibrated InCS holds the kernel's),
+// then SyncReturn.
 func (p *port) trans(n int) error {
 	p.spend(p.costs.SyncSetup)
+	var m mark
+	if p.cs != nil {
+		m = p.cs()
+	}
 	err := p.spi.Transfer(p.tx[:n], p.rx[:n], &p.t)
-	p.spend(p.costs.InCS)
+	if p.up != nil {
+		p.up(m, int64(n)*p.byteNs+int64(p.costs.InCS))
+	} else {
+		p.spend(p.costs.InCS)
+	}
 	p.spend(p.costs.SyncReturn)
 	if p.inIST {
 		p.st.ISTXfers.Inc()
@@ -199,6 +229,9 @@ func (p *port) istPass() (done bool, err error) {
 	if p.edge != nil {
 		p.edgeNs = p.edge()
 	}
+	if p.stalls != nil {
+		p.stall0, p.stall1 = p.stall1, p.stalls()
+	}
 	if err := p.pass(); err != nil || !p.inIST {
 		p.inIST = false
 		return true, err
@@ -292,6 +325,9 @@ func (p *port) errorState(intf, eflag uint8) {
 	for _, ovr := range []uint8{mcp2515.EFLGRX0OVR, mcp2515.EFLGRX1OVR} {
 		if eflag&ovr != 0 {
 			p.st.Overflows.Inc()
+			if p.stalls != nil && p.stalls() != p.stall0 {
+				p.st.OverflowsAfterStall.Inc()
+			}
 			e.Controller(socketcan.CAN_ERR_CRTL_RX_OVERFLOW)
 		}
 	}
