@@ -117,3 +117,30 @@ func TestSystemTimerClockEndToEnd(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkClockRead is one reading of the board's clock as the owner thread
+// makes it: the runtime's clock (mono.Now, CLOCK_MONOTONIC through this host's
+// vDSO), and the System Timer clock on the virtual Pi Zero (three register
+// accesses on the model, on host time, and the conversion).
+func BenchmarkClockRead(b *testing.B) {
+	b.Run("runtime", func(b *testing.B) {
+		for b.Loop() {
+			_ = mono.Now()
+		}
+	})
+	b.Run("system_timer_sim_pi-zero", func(b *testing.B) {
+		cfg, err := config.Parse("bench.yaml", []byte("hardware: {sim_board: pi-zero, sim_cpu: shared}\ncontrollers:\n  - bitrate: 500000\n"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb, err := openSim(cfg, nil, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sb.close()
+		clk := sb.clock()
+		for b.Loop() {
+			_ = clk.Now()
+		}
+	})
+}
