@@ -2,8 +2,12 @@ package daemon
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,4 +147,60 @@ func BenchmarkClockRead(b *testing.B) {
 			_ = clk.Now()
 		}
 	})
+}
+
+// tickCounter is a counter the test moves.
+type tickCounter struct{ c atomic.Uint64 }
+
+func (t *tickCounter) Count() uint64 { return t.c.Load() }
+
+// keepTied ties the System Timer clock again and again off the frame path; a
+// failing sample keeps the last tie and is logged once until one succeeds.
+func TestKeepTied(t *testing.T) {
+	var (
+		counter tickCounter
+		mu      sync.Mutex
+		fail    bool
+	)
+	sample := func() (mono.Sample, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail {
+			return mono.Sample{}, errors.New("stuck")
+		}
+		c := counter.c.Add(1000) // a millisecond a sample, at the nominal rate
+		return mono.Sample{Mono: int64(c) * 1000, Count: c}, nil
+	}
+	h := &hardware{}
+	if err := h.useSystemTimer(&counter, sample); err != nil {
+		t.Fatal(err)
+	}
+	var logs logBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.keepTiedEvery(ctx, slog.New(slog.NewTextHandler(&logs, nil)), time.Millisecond)
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 10 s; stats %+v; log:\n%s", what, h.timer.Stats(), logs.String())
+			}
+		}
+	}
+	waitFor("3 ties", func() bool { return h.timer.Stats().Ties >= 3 })
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	waitFor("the failure logged", func() bool { return strings.Contains(logs.String(), "cannot tie it to CLOCK_MONOTONIC again") })
+	ties := h.timer.Stats().Ties
+	mu.Lock()
+	fail = false
+	mu.Unlock()
+	waitFor("ties again", func() bool { return h.timer.Stats().Ties > ties })
+	if n := strings.Count(logs.String(), "cannot tie"); n != 1 {
+		t.Fatalf("%d log lines of the failure, want 1 until a sample succeeds:\n%s", n, logs.String())
+	}
+	if s := h.timer.Stats(); s.Restarts != 1 || s.LastErrNs != 0 {
+		t.Fatalf("stats %+v: want the first tie's restart only, no error", s)
+	}
 }

@@ -20,8 +20,10 @@ type hardware struct {
 	gpio *bcm2835.GPIO
 	fds  []int // INT edge-event fds, index-aligned with cfg.Controllers
 	// clk is the board's time, picked once by the backend: CLOCK_MONOTONIC on a
-	// real Pi, the virtual Pi's own clock (sim/clock) on the simulator. The SPI
-	// engine, the bridge and the driver read it on the owner thread.
+	// real Pi, the virtual Pi's own clock (sim/clock) on the simulator; read
+	// from the runtime's clock, or from the System Timer where that is a system
+	// call (src). The SPI engine, the bridge and the driver read it on the owner
+	// thread.
 	clk mono.Clock
 	// seen is the board's time for the other threads (the bus load's sampler):
 	// CLOCK_MONOTONIC on a real Pi, the time the virtual Pi's hardware has
@@ -103,13 +105,17 @@ func (h *hardware) logClock(log *slog.Logger) {
 
 // keepTied ties the System Timer clock again every tieInterval until ctx is
 // done (nothing without one). A failed sample keeps the last tie and is logged
-// once until a sample succeeds again.
+// once until a sample succeeds again; a restart of the conversion is logged.
 func (h *hardware) keepTied(ctx context.Context, log *slog.Logger) {
+	h.keepTiedEvery(ctx, log, tieInterval)
+}
+
+func (h *hardware) keepTiedEvery(ctx context.Context, log *slog.Logger, every time.Duration) {
 	if h.timer == nil {
 		return
 	}
 	go func() {
-		t := time.NewTicker(tieInterval)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		failing := false
 		for {
@@ -127,7 +133,12 @@ func (h *hardware) keepTied(ctx context.Context, log *slog.Logger) {
 				continue
 			}
 			failing = false
+			restarts := h.timer.Stats().Restarts
 			h.timer.Tie(s)
+			if st := h.timer.Stats(); st.Restarts != restarts {
+				log.Warn("System Timer clock: a tie found the conversion too far off CLOCK_MONOTONIC to steer, and restarted it (readings may have stepped)",
+					"error_ns", st.LastErrNs)
+			}
 		}
 	}()
 }
