@@ -139,8 +139,16 @@ func (h *hardware) chooseRealClock(setting config.ClockSource, m *bcm2835.Mappin
 }
 
 // A real Pi runs nothing by itself and has no metrics or report of its own.
-func (b *bcm2835Backend) threads() int                  { return 0 }
-func (b *bcm2835Backend) paceDelivery(*bridge.Delivery) {}
+func (b *bcm2835Backend) threads() int { return 0 }
+
+// paceDelivery gives the delivery thread the System Timer clock where the owner
+// reads it (its registers may be read from any thread): there the runtime's
+// clock is a system call.
+func (b *bcm2835Backend) paceDelivery(d *bridge.Delivery) {
+	if b.timer != nil {
+		d.Clock = b.clk
+	}
+}
 
 // cores is the CPUs this process may run on.
 func (b *bcm2835Backend) cores() int {
