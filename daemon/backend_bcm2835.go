@@ -129,7 +129,13 @@ func (h *hardware) chooseRealClock(setting config.ClockSource, m *bcm2835.Mappin
 		st := bcm2835.NewSystemTimer(r)
 		err = h.useSystemTimer(st, func() (mono.Sample, error) { return mono.SampleEdge(st, mono.Now) })
 	}
-	if err == nil || setting == config.ClockSourceSystemTimer {
+	if err == nil {
+		// Real registers may be read from any thread: the other threads (the
+		// chip's timestamps, the bus load's sampler) avoid the system call too.
+		h.seen = h.clk
+		return nil
+	}
+	if setting == config.ClockSourceSystemTimer {
 		return err
 	}
 	log.Warn("System Timer clock unavailable: reading the runtime's clock instead", "err", err)
