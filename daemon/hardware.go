@@ -26,7 +26,8 @@ type hardware struct {
 	// thread.
 	clk mono.Clock
 	// seen is the board's time for the other threads (the bus load's sampler):
-	// CLOCK_MONOTONIC on a real Pi, the time the virtual Pi's hardware has
+	// CLOCK_MONOTONIC on a real Pi (through the System Timer where clk reads
+	// it), the time the virtual Pi's hardware has
 	// reached (sim/clock Reached), which no removal of a host stall takes back.
 	seen mono.Clock
 	// src is the clock clk reads, and why.
@@ -68,10 +69,10 @@ func chooseClock(setting config.ClockSource, v mono.Verdict) clockSource {
 }
 
 // tieInterval is how often keepTied ties the System Timer clock to
-// CLOCK_MONOTONIC again: the kernel's NTP correction changes CLOCK_MONOTONIC's
-// rate against the counter's crystal, by at most a few ppm a second, so a tie a
-// second keeps the conversion within a few µs of CLOCK_MONOTONIC
-// (docs/clock-source.md).
+// CLOCK_MONOTONIC again. Their rates differ (the crystal's tolerance, and NTP's
+// frequency correction of CLOCK_MONOTONIC, up to ±500 ppm: MAXFREQ in
+// include/linux/timex.h); each tie measures the difference, so what is left
+// between ties is its change within one interval (docs/clock-source.md).
 const tieInterval = time.Second
 
 // useSystemTimer makes clk the System Timer clock on counter, tied at first by
