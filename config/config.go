@@ -80,6 +80,24 @@ const (
 	SimKernelCostUserFactor SimKernelCost = "user_factor"
 )
 
+// ClockSource is the clock the driver reads its deadlines and latencies from
+// (docs/clock-source.md).
+type ClockSource string
+
+const (
+	// ClockSourceAuto: the System Timer where reading the runtime's clock is a
+	// system call (a Pi 1 or Zero; a Pi 4 on a 32-bit kernel with a device tree
+	// from before 2025), the runtime's clock otherwise; on the virtual Pi, by the
+	// board it plays. The default.
+	ClockSourceAuto ClockSource = "auto"
+	// ClockSourceRuntime: Go's runtime clock, CLOCK_MONOTONIC through the vDSO
+	// (or the clock_gettime system call where there is no vDSO clock).
+	ClockSourceRuntime ClockSource = "runtime"
+	// ClockSourceSystemTimer: the BCM283x System Timer's 1 MHz counter, read from
+	// its registers and tied to CLOCK_MONOTONIC.
+	ClockSourceSystemTimer ClockSource = "system_timer"
+)
+
 // Hardware is the SoC side, shared by all controllers on SPI0.
 type Hardware struct {
 	Backend Backend `yaml:"backend"` // sim | bcm2835; default sim
@@ -91,6 +109,8 @@ type Hardware struct {
 	PollBudget Duration `yaml:"poll_budget"`
 	// GPIOChip is the character device for interrupt lines; default /dev/gpiochip0.
 	GPIOChip string `yaml:"gpio_chip"`
+	// ClockSource is auto (default), runtime or system_timer; see ClockSource.
+	ClockSource ClockSource `yaml:"clock_source"`
 	// AnalyzerPins are optional GPIOs toggled at stage boundaries for a logic analyzer.
 	AnalyzerPins AnalyzerPins `yaml:"analyzer_pins"`
 	// HoldCPUClock keeps the ARM clock at its highest while cand runs: every
@@ -445,6 +465,9 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 func (Backend) choices() []string { return []string{string(BackendSim), string(BackendBCM2835)} }
 func (Delivery) choices() []string {
 	return []string{string(DeliveryAuto), string(DeliveryThread), string(DeliveryOwner), string(DeliveryInline)}
+}
+func (ClockSource) choices() []string {
+	return []string{string(ClockSourceAuto), string(ClockSourceRuntime), string(ClockSourceSystemTimer)}
 }
 func (SimCPU) choices() []string {
 	return []string{string(SimCPUStrict), string(SimCPUDedicated), string(SimCPUShared)}

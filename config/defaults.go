@@ -112,6 +112,7 @@ func configDefaults() []setting[Config] {
 		// the default stays the stock Raspberry Pi OS governor the benchmarks
 		// measure. After hardware.backend, whose default it reads.
 		absent("hardware.hold_cpu_clock", func(c *Config) { c.Hardware.HoldCPUClock = c.Hardware.Backend == BackendBCM2835 }),
+		absent("hardware.clock_source", func(c *Config) { c.Hardware.ClockSource = ClockSourceAuto }),
 		absent("hardware.poll_budget", func(c *Config) { c.Hardware.PollBudget = DefaultPollBudget }),
 		absent("hardware.gpio_chip", func(c *Config) { c.Hardware.GPIOChip = DefaultGPIOChip }),
 		absent("hardware.analyzer_pins.interrupt", func(c *Config) { c.Hardware.AnalyzerPins.Interrupt = -1 }),

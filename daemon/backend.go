@@ -42,6 +42,8 @@ type backend interface {
 	clock() mono.Clock
 	// seenClock is the board's time for the other threads (hardware.seen).
 	seenClock() mono.Clock
+	// clockSource is the clock clock() reads (runtime or system_timer), and why.
+	clockSource() clockSource
 	// report runs once the owner thread has stopped.
 	report()
 	// close gives the board back: pins restored, lines and mappings closed.

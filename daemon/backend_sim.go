@@ -9,6 +9,7 @@ import (
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/internal/kernelop"
+	"cand/internal/mono"
 	"cand/metrics"
 	"cand/sim"
 	"cand/sim/clock"
@@ -52,6 +53,21 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 	// never exceeds the request, and drops with the core clock.
 	minCore, maxCore := pi.CoreClockRange()
 	h := &hardware{gpio: g, clk: pi.Clock().Now, seen: pi.Clock().Reached}
+	h.src = chooseClock(cfg.Hardware.ClockSource, simClockVerdict(pi))
+	if h.src.name == config.ClockSourceSystemTimer {
+		// The owner reads the modelled System Timer as it would the real one;
+		// the ties sample it against the board's clock, with no register access.
+		model := pi.SoCModel().SystemTimer()
+		err := h.useSystemTimer(bcm2835.NewSystemTimer(pi.SystemTimer()), func() (mono.Sample, error) {
+			tick, count := model.Sample()
+			return mono.Sample{Mono: tick, Count: count}, nil
+		})
+		if err != nil {
+			saved.Restore()
+			return nil, err
+		}
+	}
+	h.logClock(log)
 	h.spi = bcm2835.NewSPI(pi.SPI0(), g, bcm2835.SPIOptions{CoreClockHz: maxCore, MinCoreClockHz: minCore,
 		PollBudget: cfg.Hardware.PollBudget.D(), Clock: h.clk})
 	var names []string
@@ -61,6 +77,20 @@ func openSim(cfg *config.Config, pi *sim.Pi, log *slog.Logger) (*simBackend, err
 	}
 	return &simBackend{hardware: h, pi: pi, cpu: pi.Rule(), buses: len(cfg.Controllers), names: names, saved: saved, log: log,
 		stallAfter: cfg.Hardware.SimStallBusAfter.D()}, nil
+}
+
+// simClockVerdict is whether the board the virtual Pi plays reads the runtime's
+// clock through a system call: without the ARM Generic Timer (Pi 1, Zero) it
+// has no vDSO clock. A Pi 4 on a 32-bit kernel with a device tree from before
+// 2025 has none either: hardware.clock_source: system_timer plays it.
+func simClockVerdict(pi *sim.Pi) mono.Verdict {
+	bd := pi.Board()
+	if pi.SoC().ArchTimer() {
+		return mono.Verdict{Known: true, Reason: "the virtual Pi plays a " + bd.Model + ", whose " + bd.CPU +
+			" has the ARM Generic Timer the vDSO reads CLOCK_MONOTONIC from"}
+	}
+	return mono.Verdict{Syscall: true, Known: true, Reason: "the virtual Pi plays a " + bd.Model + ", whose " + bd.CPU +
+		" has no ARM Generic Timer, so its kernel has no vDSO clock"}
 }
 
 func (b *simBackend) threads() int { return b.buses }
@@ -116,6 +146,7 @@ func simClockMetrics(pi *sim.Pi) metrics.SimClock {
 
 func (b *simBackend) start(ctx context.Context) {
 	b.pi.Start(ctx)
+	b.keepTied(ctx, b.log)
 	if b.stallAfter > 0 {
 		go stallBusAfter(ctx, b.pi.BusStall(), b.stallAfter, b.log)
 	}

@@ -16,9 +16,12 @@ const StatusSchemaVersion = 1
 // `ip -details -statistics link show` shows of a kernel CAN interface. Every
 // number is read from the metrics /metrics exports at the moment of the request.
 type Status struct {
-	SchemaVersion int                `json:"schema_version"`
-	Version       string             `json:"version"` // cand's version
-	Controllers   []ControllerStatus `json:"controllers"`
+	SchemaVersion int    `json:"schema_version"`
+	Version       string `json:"version"` // cand's version
+	// ClockSource is the clock latencies and deadlines are read from: runtime
+	// or system_timer (docs/clock-source.md).
+	ClockSource string             `json:"clock_source"`
+	Controllers []ControllerStatus `json:"controllers"`
 }
 
 // ControllerStatus is one controller.

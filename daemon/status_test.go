@@ -206,8 +206,9 @@ func TestStatusMatchesMetrics(t *testing.T) {
 	st := fetchStatus(t, sock)
 	after := scrapeMetrics(t, r.d.MetricsAddr)
 
-	if st.SchemaVersion != StatusSchemaVersion || st.Version != "test" || len(st.Controllers) != 1 {
-		t.Fatalf("schema %d, version %q, %d controllers; want %d, test, 1", st.SchemaVersion, st.Version, len(st.Controllers), StatusSchemaVersion)
+	if st.SchemaVersion != StatusSchemaVersion || st.Version != "test" || len(st.Controllers) != 1 || st.ClockSource != "runtime" {
+		t.Fatalf("schema %d, version %q, clock source %q, %d controllers; want %d, test, runtime (a Pi 4), 1",
+			st.SchemaVersion, st.Version, st.ClockSource, len(st.Controllers), StatusSchemaVersion)
 	}
 	c := st.Controllers[0]
 	if c.Name != "sim0" || c.Interface != "vcan0" {
@@ -403,11 +404,11 @@ func TestStatusJSONKeys(t *testing.T) {
 	c := ControllerStatus{Latency: []StageLatency{{Stage: "rx_end_to_end", Count: 12}}}
 	c.RX.Frames, c.RX.Bytes, c.RX.BitTimes, c.RX.Overflows, c.RX.SocketErrors, c.RX.RingDrops = 1, 2, 3, 4, 5, 12
 	c.TX.Frames, c.TX.Bytes, c.TX.BitTimes, c.TX.Dropped, c.TX.SocketDrops, c.TX.Invalid = 6, 7, 8, 9, 10, 11
-	b, err := json.Marshal(Status{SchemaVersion: StatusSchemaVersion, Version: "v", Controllers: []ControllerStatus{c}})
+	b, err := json.Marshal(Status{SchemaVersion: StatusSchemaVersion, Version: "v", ClockSource: "runtime", Controllers: []ControllerStatus{c}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema_version":1,"version":"v","controllers":[{"name":"","interface":"","state":"","link_up":false,"chip_up":false,` +
+	want := `{"schema_version":1,"version":"v","clock_source":"runtime","controllers":[{"name":"","interface":"","state":"","link_up":false,"chip_up":false,` +
 		`"berr_counter":{"tx":0,"rx":0},"restart_ms":0,` +
 		`"bit_timing":{"bitrate":0,"sample_point":0,"tq_ns":0,"prop_seg":0,"phase_seg1":0,"phase_seg2":0,"sjw":0,"brp":0},` +
 		`"oscillator_hz":0,"sclk_hz":0,` +

@@ -46,7 +46,8 @@ func (w *wiring) serveStatus() error {
 	go meter.run(ctx, busLoadInterval)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+statusPath, func(rw http.ResponseWriter, _ *http.Request) {
-		st := Status{SchemaVersion: StatusSchemaVersion, Version: w.opt.Version, Controllers: []ControllerStatus{}}
+		st := Status{SchemaVersion: StatusSchemaVersion, Version: w.opt.Version, ClockSource: string(w.hw.clockSource().name),
+			Controllers: []ControllerStatus{}}
 		for i := range sources {
 			st.Controllers = append(st.Controllers, sources[i].read(meter.load(i)))
 		}

@@ -158,6 +158,12 @@ func (p *Pi) SPI0() bcm2835.Regs { return boardView(&p.stall, p.soc.SPI0(), p.cl
 // GPIO is the GPIO register block, as the board's CPU reaches it (boardView).
 func (p *Pi) GPIO() bcm2835.Regs { return boardView(&p.stall, p.soc.GPIO(), p.clk, p.gov) }
 
+// SystemTimer is the System Timer register block, as the board's CPU reaches it
+// (boardView): a clock read on it costs the board three register accesses.
+func (p *Pi) SystemTimer() bcm2835.Regs {
+	return boardView(&p.stall, p.soc.SystemTimer(), p.clk, p.gov)
+}
+
 // BusStall is the fault of the peripheral bus that SPI0 and GPIO are reached
 // through: stalled, the owner thread's next register access never returns.
 func (p *Pi) BusStall() *soc.BusStall { return &p.stall }

@@ -13,22 +13,28 @@ const (
 )
 
 // Mapping is the GPIO and SPI0 register blocks mapped into this process, one
-// BlockSize view each, ready for NewMMIO. The views stay valid until Close.
+// BlockSize view each, ready for NewMMIO, and the System Timer's once
+// MapSystemTimer added it. The views stay valid until Close.
 type Mapping struct {
 	GPIO []byte
 	SPI0 []byte
+	// SystemTimer is the System Timer block (nil until MapSystemTimer).
+	SystemTimer []byte
 	// GPIODevice is the device the GPIO block came through: "/dev/gpiomem" or "/dev/mem".
 	GPIODevice string
 
 	regions [][]byte // whole mmap'd regions, for Close
 }
 
+// BlockSystemTimer names the System Timer block in an AccessError.
+const BlockSystemTimer = "System Timer"
+
 // AccessError: mapping a register block failed. Its message names the cause and
 // the fix; Err is the errno (errors.Is(err, syscall.EPERM) works).
 type AccessError struct {
 	Op     string // "open" or "mmap"
 	Device string // "/dev/mem" or "/dev/gpiomem"
-	Block  string // "SPI0" or "GPIO"
+	Block  string // "SPI0", "GPIO" or "System Timer"
 	Addr   uint64 // physical address of the block (0 through /dev/gpiomem)
 	Err    error
 }
@@ -79,6 +85,10 @@ func explainAccess(op, device, block string, err error) string {
 			"spi-bcm2835 driver is bound to it: set dtparam=spi=off in config.txt and reboot, or " +
 			"unbind it through /sys/bus/platform/drivers/spi-bcm2835/unbind; or boot with " +
 			"iomem=relaxed on the kernel command line"
+	case errno == syscall.EPERM && block == BlockSystemTimer:
+		return "operation not permitted: this kernel enforces strict /dev/mem " +
+			"(CONFIG_IO_STRICT_DEVMEM) and a driver has claimed the System Timer: boot with " +
+			"iomem=relaxed, or read the time through the kernel with hardware.clock_source: runtime"
 	case errno == syscall.EPERM:
 		return "operation not permitted: this kernel enforces strict /dev/mem " +
 			"(CONFIG_IO_STRICT_DEVMEM) and the GPIO driver has claimed the block: use a kernel " +

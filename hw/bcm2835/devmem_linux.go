@@ -59,6 +59,31 @@ func Map(board Board, root string) (*Mapping, error) {
 	return m, nil
 }
 
+// MapSystemTimer adds the System Timer block to the mapping: through /dev/mem
+// at PeriBase+0x3000, like SPI0 (/dev/gpiomem reaches only the GPIO page). The
+// kernel's bcm2835_timer driver maps the block without claiming it
+// (of_iomap), so strict /dev/mem lets it through. Close unmaps it with the
+// others. Mapping it twice is an error.
+func (m *Mapping) MapSystemTimer(board Board, root string) error {
+	if root == "" {
+		root = "/"
+	}
+	if want := periBase(board.SoC); want == 0 || board.PeriBase != want {
+		return &SignalError{Model: board.Model, Detail: "MapSystemTimer was given a Board that Detect did not return"}
+	}
+	if m.SystemTimer != nil {
+		return errors.New("bcm2835: the System Timer is mapped already")
+	}
+	addr := uint64(board.PeriBase) + SystemTimerOffset
+	r, err := mapBlock(root, pathDevMem, BlockSystemTimer, addr, int64(addr))
+	if err != nil {
+		return err
+	}
+	m.regions = append(m.regions, r.region)
+	m.SystemTimer = r.view
+	return nil
+}
+
 type mapped struct {
 	region []byte // what mmap returned (whole pages)
 	view   []byte // the BlockSize bytes of the block
@@ -91,7 +116,7 @@ func mapBlock(root, dev, block string, addr uint64, off int64) (mapped, error) {
 	return mapped{region: region, view: region[skip : skip+BlockSize : skip+BlockSize]}, nil
 }
 
-// Close unmaps both blocks; the views (and any MMIO over them) must not be used
+// Close unmaps every block; the views (and any MMIO over them) must not be used
 // afterwards. Closing twice is harmless.
 func (m *Mapping) Close() error {
 	var errs []error
@@ -100,6 +125,6 @@ func (m *Mapping) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	m.regions, m.GPIO, m.SPI0 = nil, nil, nil
+	m.regions, m.GPIO, m.SPI0, m.SystemTimer = nil, nil, nil, nil
 	return errors.Join(errs...)
 }

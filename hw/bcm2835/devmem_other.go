@@ -12,3 +12,9 @@ func Map(board Board, root string) (*Mapping, error) {
 
 // Close has nothing to unmap here.
 func (m *Mapping) Close() error { return nil }
+
+// MapSystemTimer needs Linux.
+func (m *Mapping) MapSystemTimer(board Board, root string) error {
+	return errors.New("cand maps the System Timer through Linux's /dev/mem; " +
+		"use hardware.clock_source: runtime on this system")
+}

@@ -1,10 +1,11 @@
-// Package bcm2835 owns the Raspberry Pi's SPI0 and GPIO register blocks
-// (BCM2835/2836/2837/2711): detection, mapping, the polling-first SPI engine and
-// GPIO pin access. The register maps here are declared once and used both by the
-// driver and by the simulator's register models (sim/soc).
+// Package bcm2835 owns the Raspberry Pi's SPI0, GPIO and System Timer register
+// blocks (BCM2835/2836/2837/2711): detection, mapping, the polling-first SPI
+// engine, GPIO pin access and the System Timer's counter. The register maps here
+// are declared once and used both by the driver and by the simulator's register
+// models (sim/soc).
 //
-// References: BCM2835 ARM Peripherals §6 (GPIO) and §10 (SPI), BCM2711 ARM
-// Peripherals, and the kernel's drivers/spi/spi-bcm2835.c.
+// References: BCM2835 ARM Peripherals §6 (GPIO), §10 (SPI) and §12 (System
+// Timer), BCM2711 ARM Peripherals, and the kernel's drivers/spi/spi-bcm2835.c.
 package bcm2835
 
 // Regs is one memory-mapped 32-bit register block. Offsets are byte offsets from the

@@ -36,3 +36,17 @@ func (s SoC) NumGPIO() int {
 	}
 	return pinout.NumGPIOBCM2835
 }
+
+// ArchTimer reports whether the SoC's ARM cores have the ARM Generic Timer, the
+// counter the kernel's vDSO reads CLOCK_MONOTONIC from without a system call:
+// the Cortex-A7 (BCM2836), Cortex-A53 (BCM2837) and Cortex-A72 (BCM2711) have it
+// (each core's Technical Reference Manual, "Generic Timer"); the BCM2835's
+// ARM1176JZF-S, an ARMv6 core, has not, and an ARMv6 kernel has no vDSO at all
+// (arch/arm/mm/Kconfig: VDSO depends on CPU_V7).
+func (s SoC) ArchTimer() bool {
+	switch s {
+	case SoCBCM2836, SoCBCM2837, SoCBCM2711:
+		return true
+	}
+	return false
+}

@@ -7,14 +7,16 @@ import (
 	"cand/sim/clock"
 )
 
-// SoC is the virtual Pi's BCM2835-family chip: the SPI0 and GPIO register blocks
-// and the wires from them to the SPI slaves and interrupt sources on the board.
+// SoC is the virtual Pi's BCM2835-family chip: the SPI0, GPIO and System Timer
+// register blocks and the wires from them to the SPI slaves and interrupt sources
+// on the board.
 type SoC struct {
 	clk    *clock.Clock
 	kind   bcm2835.SoC
 	coreHz uint32
 	spi    SPI0Model
 	gpio   GPIOModel
+	timer  SystemTimerModel
 	slaves []attachedSlave
 }
 
@@ -35,6 +37,7 @@ func NewOn(coreClockHz uint32, kind bcm2835.SoC, clk *clock.Clock) *SoC {
 	s := &SoC{clk: clk, kind: kind, coreHz: coreClockHz}
 	s.spi.soc = s
 	s.gpio.soc = s
+	s.timer.soc = s
 	s.gpio.n = kind.NumGPIO()
 	s.gpio.reset()
 	return s
@@ -45,6 +48,9 @@ func (s *SoC) SPI0() *SPI0Model { return &s.spi }
 
 // GPIO returns the GPIO register block (a bcm2835.Regs).
 func (s *SoC) GPIO() *GPIOModel { return &s.gpio }
+
+// SystemTimer returns the System Timer register block (a bcm2835.Regs).
+func (s *SoC) SystemTimer() *SystemTimerModel { return &s.timer }
 
 // Clock is the time base the SoC runs on.
 func (s *SoC) Clock() *clock.Clock { return s.clk }

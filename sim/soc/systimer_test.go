@@ -1,0 +1,111 @@
+package soc_test
+
+import (
+	"testing"
+	"time"
+
+	"cand/hw/bcm2835"
+	"cand/sim/soc"
+)
+
+// CLO/CHI count the board's time in µs, through the same reader as on a real Pi.
+func TestSystemTimerCountsBoardMicroseconds(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2835)
+	st := bcm2835.NewSystemTimer(s.SystemTimer())
+	clk := s.Clock()
+	for range 100 {
+		before := clk.Now()
+		c := st.Count()
+		after := clk.Now()
+		if c < uint64(before/1000) || c > uint64(after/1000) {
+			t.Fatalf("count %d outside the board's time %d..%d µs", c, before/1000, after/1000)
+		}
+	}
+	// Read-only: a write to CLO or CHI changes nothing.
+	m := s.SystemTimer()
+	m.Store(bcm2835.STCHI, 0xFFFF)
+	m.Store(bcm2835.STCLO, 0)
+	if c := st.Count(); c < uint64(clk.Now()/1000)-1000 {
+		t.Fatalf("a write moved the counter to %d", c)
+	}
+}
+
+// The reader sees the counter go on across CLO's wrap on the model: never back,
+// never a jump of 2^32.
+func TestSystemTimerWrapOnModel(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2711)
+	st := bcm2835.NewSystemTimer(s.SystemTimer())
+	const wrap = uint64(7) << 32
+	s.SystemTimer().SetCount(wrap - 300)
+	deadline := time.Now().Add(10 * time.Second)
+	prev := st.Count()
+	if prev < wrap-300 || prev >= wrap {
+		t.Fatalf("count after SetCount = %#x, want just below %#x", prev, wrap)
+	}
+	for prev < wrap+300 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the counter did not pass the wrap in 10 s: at %#x", prev)
+		}
+		c := st.Count()
+		if c < prev || c-prev > 1_000_000 {
+			t.Fatalf("count went from %#x to %#x", prev, c)
+		}
+		prev = c
+	}
+	if hi := s.SystemTimer().Load(bcm2835.STCHI); hi != 7 {
+		t.Fatalf("CHI after the wrap = %d, want 7", hi)
+	}
+}
+
+// CS.Mn is set once the counter reaches Cn; writing 1 clears it.
+func TestSystemTimerCompare(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2837)
+	m := s.SystemTimer()
+	lo := m.Load(bcm2835.STCLO)
+	m.Store(bcm2835.STC1, lo+50)
+	m.Store(bcm2835.STC3, lo-10) // passed already: matches only after the wrap
+	if got := m.Load(bcm2835.STC1); got != lo+50 {
+		t.Fatalf("C1 = %d, want %d", got, lo+50)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Load(bcm2835.STCS)&bcm2835.STCSM1 == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("M1 not set 10 s after C1")
+		}
+	}
+	if now := m.Load(bcm2835.STCLO); now-lo < 50 {
+		t.Fatalf("M1 set at CLO %d, before C1 %d", now, lo+50)
+	}
+	if cs := m.Load(bcm2835.STCS); cs != bcm2835.STCSM1 {
+		t.Fatalf("CS = %#x, want M1 only", cs)
+	}
+	m.Store(bcm2835.STCS, bcm2835.STCSM1|bcm2835.STCSM0)
+	if cs := m.Load(bcm2835.STCS); cs != 0 {
+		t.Fatalf("CS after writing 1 to M1 = %#x", cs)
+	}
+}
+
+// Sample ties the counter to the board's time at the start of a tick, at a time
+// no later register read precedes.
+func TestSystemTimerSample(t *testing.T) {
+	s := soc.New(core, bcm2835.SoCBCM2835)
+	m := s.SystemTimer()
+	m.SetCount(1 << 40)
+	c := bcm2835.NewSystemTimer(m).Count() // an access: the board's time is reached
+	tick, count := m.Sample()
+	if tick%1000 != 0 || count != c {
+		t.Fatalf("Sample = (%d, %d), want a tick's start and the count %d the last access read", tick, count, c)
+	}
+	if later := bcm2835.NewSystemTimer(m).Count(); later < count {
+		t.Fatalf("a read after the sample gave %d, before its %d", later, count)
+	}
+}
+
+// BenchmarkSystemTimerCount is a System Timer read (CHI, CLO, CHI) on the
+// virtual Pi's register model, on host time.
+func BenchmarkSystemTimerCount(b *testing.B) {
+	st := bcm2835.NewSystemTimer(soc.New(core, bcm2835.SoCBCM2835).SystemTimer())
+	for b.Loop() {
+		_ = st.Count()
+	}
+}
