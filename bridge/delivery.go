@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 
@@ -36,6 +37,9 @@ type Delivery struct {
 	Pacer Pacer
 	// Clock is the board's time as this thread may read it (nil: CLOCK_MONOTONIC).
 	Clock mono.Clock
+	// Stamp is the time the thread's writes are stamped with for the latency
+	// metrics (nil: Clock): on the virtual Pi its board core's own time.
+	Stamp mono.Clock
 	// Kernel is told around the thread's socket writes (nil: not metered).
 	Kernel kernelop.Meter
 
@@ -59,14 +63,16 @@ type Pacer interface {
 	// Busy is how long (board ns) the board's core is still busy with the
 	// previous batch: a new batch begins only once it is 0.
 	Busy() int64
-	// Begin starts a batch of writes.
-	Begin()
+	// Begin starts a batch of writes whose oldest frame entered its ring at
+	// readyNs (board time): on an idle core the batch begins then, not when the
+	// host got round to running the thread.
+	Begin(readyNs int64)
 	// End charges the batch of frames writes from the thread's own CPU time
 	// since Begin, its host run delay left out.
 	End(frames int)
 	// Woken charges the board's wake-up of a parked thread: the next batch
-	// begins no earlier than that after now.
-	Woken()
+	// begins no earlier than that after readyNs, when its frame was ready.
+	Woken(readyNs int64)
 }
 
 // DeliveryStats counts the delivery thread's work.
@@ -190,17 +196,22 @@ func (d *Delivery) step() (n int, busy int64) {
 		return 0, 0
 	}
 	if d.Pacer != nil {
+		ready := d.oldest()
 		if d.boardWake.Swap(false) {
-			d.Pacer.Woken()
+			d.Pacer.Woken(ready)
 		}
 		if busy := d.Pacer.Busy(); busy > 0 {
 			return 0, busy
 		}
-		d.Pacer.Begin()
+		d.Pacer.Begin(ready)
 	}
 	k := meter{d.Kernel}
+	stamp := d.Stamp
+	if stamp == nil {
+		stamp = d.Clock
+	}
 	for _, p := range d.ports {
-		n += p.writeOut(k, d.Clock)
+		n += p.writeOut(k, stamp)
 	}
 	if d.Pacer != nil {
 		d.Pacer.End(n)
@@ -209,6 +220,17 @@ func (d *Delivery) step() (n int, busy int64) {
 	d.stats.batches.Add(1)
 	d.stats.frames.Add(uint64(n))
 	return n, 0
+}
+
+// oldest is when the oldest published record entered its ring (board time).
+func (d *Delivery) oldest() int64 {
+	t := int64(math.MaxInt64)
+	for _, p := range d.ports {
+		if e := p.ring.peek(); e != nil {
+			t = min(t, e.pushNs)
+		}
+	}
+	return t
 }
 
 // waiting reports whether any ring holds published records.

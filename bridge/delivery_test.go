@@ -98,9 +98,9 @@ type fixedCore struct {
 }
 
 func (c *fixedCore) Busy() int64    { return max(c.busyUntil-c.now, 0) }
-func (c *fixedCore) Begin()         { c.begun = c.now }
+func (c *fixedCore) Begin(int64)    { c.begun = c.now }
 func (c *fixedCore) End(frames int) { c.busyUntil = c.begun + int64(frames)*c.cost }
-func (c *fixedCore) Woken()         {}
+func (c *fixedCore) Woken(int64)    {}
 
 // The delivery thread's throughput is its board core's: with 150 board µs a
 // frame against a frame every 100 µs it keeps up with two frames in three, so
@@ -186,9 +186,9 @@ func TestDeliveryPathAllocatesNothing(t *testing.T) {
 type countingCore struct{ woken atomic.Int64 }
 
 func (c *countingCore) Busy() int64 { return 0 }
-func (c *countingCore) Begin()      {}
+func (c *countingCore) Begin(int64) {}
 func (c *countingCore) End(int)     {}
-func (c *countingCore) Woken()      { c.woken.Add(1) }
+func (c *countingCore) Woken(int64) { c.woken.Add(1) }
 
 // wakeMeter counts the owner's metered wakes.
 type wakeMeter struct{ wakes atomic.Int64 }

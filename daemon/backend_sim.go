@@ -110,7 +110,7 @@ func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 	}
 	core := sim.NewDeliveryCore(b.pi.Clock())
 	core.KernelCost = b.pi.KernelCost()
-	d.Pacer, d.Kernel = core, core
+	d.Pacer, d.Kernel, d.Stamp = core, core, core.Now
 }
 
 func (b *simBackend) observe(r *metrics.Registry) {

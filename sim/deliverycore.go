@@ -58,9 +58,11 @@ func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
 // Busy implements bridge.Pacer.
 func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil-c.board(), 0) }
 
-// Begin implements bridge.Pacer.
-func (c *DeliveryCore) Begin() {
-	c.begun = max(c.board(), c.busyUntil)
+// Begin implements bridge.Pacer: the batch begins when its oldest frame was
+// ready or the core became free, whichever is later. The host's delay in running
+// the thread is not the board's: its core would have begun then.
+func (c *DeliveryCore) Begin(readyNs int64) {
+	c.begun = max(min(readyNs, c.board()), c.busyUntil)
 	c.kernHost, c.kernBoard, c.reads = 0, 0, 1 // Begin's read and End's, half each
 	c.cpu0 = c.cpu()
 }
@@ -72,10 +74,17 @@ func (c *DeliveryCore) End(int) {
 	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
 }
 
-// Woken implements bridge.Pacer: a parked core woken now runs its next batch
-// no earlier than the board's wake-up path later.
-func (c *DeliveryCore) Woken() {
-	c.busyUntil = max(c.busyUntil, c.board()+c.wakeNs())
+// Woken implements bridge.Pacer: a parked core woken for a frame ready at
+// readyNs runs its next batch no earlier than the board's wake-up path later.
+func (c *DeliveryCore) Woken(readyNs int64) {
+	c.busyUntil = max(c.busyUntil, min(readyNs, c.board())+c.wakeNs())
+}
+
+// Now is the core's own board time inside a batch (delivery thread): the
+// batch's beginning plus what its work so far costs the board.
+func (c *DeliveryCore) Now() int64 {
+	run := max(c.cpu()-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+	return c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
 }
 
 // Enter implements kernelop.Meter for the delivery thread.

@@ -27,7 +27,7 @@ func TestDeliveryCoreCharges(t *testing.T) {
 	if b := c.Busy(); b != 0 {
 		t.Fatalf("busy %d before any batch", b)
 	}
-	c.Begin()
+	c.Begin(board)
 	for range 3 { // three frames: 300 ns of user code and a 4 µs write each
 		cpu += 300
 		c.Enter(kernelop.SocketWrite)
@@ -45,10 +45,38 @@ func TestDeliveryCoreCharges(t *testing.T) {
 	}
 	// A batch begun late (the core was idle) starts from the board's time.
 	board += 10_000
-	c.Begin()
+	c.Begin(board)
 	cpu += 500
 	c.End(0)
 	if b := c.Busy(); b != 500*11 {
 		t.Fatalf("busy %d, want %d", b, 500*11)
+	}
+}
+
+// The host's delay in running the delivery thread is not the board's: a batch
+// whose frame was ready before the thread ran begins when the frame was ready
+// (after the wake-up path, if the core was parked), and its writes are stamped
+// in the core's own time.
+func TestDeliveryCoreLeavesOutTheHostsDelay(t *testing.T) {
+	var board, cpu int64
+	c := &DeliveryCore{
+		board:  func() int64 { return board },
+		factor: func() int64 { return 2 * clock.FactorUnit },
+		cpu:    func() int64 { return cpu },
+		wakeNs: func() int64 { return 30_000 },
+	}
+	board = 5_000_000 // the thread runs 1 ms after the frame was ready
+	c.Woken(4_000_000)
+	if b := c.Busy(); b != 0 {
+		t.Fatalf("busy %d: the wake-up (30 µs after 4 ms) is long over at 5 ms", b)
+	}
+	c.Begin(4_000_000)
+	cpu += 1_000
+	if now := c.Now(); now != 4_030_000+2_000 {
+		t.Fatalf("the core's time %d, want %d (ready + wake-up + 1 µs at factor 2)", now, 4_030_000+2_000)
+	}
+	c.End(1)
+	if b := c.Busy(); b != 0 {
+		t.Fatalf("busy %d, want 0", b)
 	}
 }
