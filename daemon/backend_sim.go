@@ -98,13 +98,15 @@ func (b *simBackend) threads() int { return b.buses }
 // cores is the board's.
 func (b *simBackend) cores() int { return b.pi.Board().Cores }
 
-// paceDelivery gives the delivery thread the board's core (sim.DeliveryCore),
-// which plays its spin in the board's time, unless the board runs on host time
-// (hardware.sim_cpu: shared). It never spins on the host: the simulator's other
-// threads need the host's cores.
+// paceDelivery gives the delivery thread the board's core (sim.DeliveryCore)
+// under the strict rule, which plays its spin in the board's time; under the
+// others it runs at the host's speed, as the owner does. It never spins on the
+// host: the simulator's other threads need the host's cores.
 func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 	d.Clock = b.pi.Clock().Now
-	if b.cpu == config.SimCPUShared {
+	if b.cpu != config.SimCPUStrict {
+		// Host time (shared), or the dedicated rule's core as fast as the host's:
+		// the thread runs at the host's speed, parking when idle.
 		d.SpinNs = 0
 		return
 	}

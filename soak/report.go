@@ -49,6 +49,7 @@ type Report struct {
 	RXWiped        uint64 // wiped from the RX buffers by chip resets
 	RXHeld         uint64 // still in the RX buffers at the end
 	RXRefused      uint64 // refused by cand's socket (EAGAIN), by the difference
+	RXRingDrops    uint64 // cand_rx_ring_drops_total: lost to cand's full RX ring
 	// RXTorn: frames a chip reset hit while cand read them: the chip model counts
 	// them wiped, cand delivered what it read (a reset after the DLC byte: the
 	// data bytes after it read 0xFF, then 0x00; earlier, the read-back is no frame
@@ -99,7 +100,7 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	r.TXPeerSent = pi.Node(0).Peers[0].Stats().Sent
 	r.RXAccepted, r.RXOverflowLost, r.RXOverflows = cs.Received+cs.Lost, cs.Lost, m.RXOverflows.Load()
 	r.RXWiped, r.RXHeld = in.wiped, uint64(pi.Node(0).Chip.RXHeld())
-	r.RXWritten, r.RXSocketErrs = m.RXFrames.Load(), m.SocketWriteErrs.Load()
+	r.RXWritten, r.RXSocketErrs, r.RXRingDrops = m.RXFrames.Load(), m.SocketWriteErrs.Load(), m.RXRingDrops.Load()
 	r.RXRead, r.RXSeqErrors, r.RXSeqInFault = rd.seq.frames, rd.seq.errors+rd.seq.dups, rd.inFault
 	r.RXUncertain, r.RXReordersOut, r.RXInvalid = m.RXOrderUncertain.Load(), rd.reordersOut, m.RXInvalidReads.Load()
 	for _, s := range l.seq.firsts {
@@ -108,10 +109,11 @@ func (r *Report) account(m *metrics.Controller, pi *sim.Pi, w *writer, rd *reade
 	for _, s := range rd.seq.firsts {
 		r.SeqFirsts = append(r.SeqFirsts, "RX: "+s)
 	}
-	// What cand read from the chip is what it wrote plus what the socket refused;
-	// the refusals are bounded by cand_rx_socket_errors_total.
+	// What cand read from the chip is what it wrote, what its full RX ring lost
+	// and what the socket refused; the refusals are bounded by
+	// cand_rx_socket_errors_total.
 	candRead := int64(cs.Received) - int64(r.RXWiped) - int64(r.RXHeld)
-	refused := candRead - int64(r.RXWritten)
+	refused := candRead - int64(r.RXWritten) - int64(r.RXRingDrops)
 	switch {
 	case refused < 0 && uint64(-refused) <= r.Faults[FaultChipReset]:
 		r.RXTorn = uint64(-refused)
@@ -200,8 +202,8 @@ func (r *Report) Print(w io.Writer) {
 	}
 	p("  offered (chip accepted)    %d", r.RXAccepted)
 	p("  delivered (read)           %d   (cand wrote %d)", r.RXRead, r.RXWritten)
-	p("  lost: chip overflow %d (cand overflow events %d), wiped by chip resets %d, held at exit %d, socket refused %d (cand_rx_socket_errors %d)",
-		r.RXOverflowLost, r.RXOverflows, r.RXWiped, r.RXHeld, r.RXRefused, r.RXSocketErrs)
+	p("  lost: chip overflow %d (cand overflow events %d), wiped by chip resets %d, held at exit %d, RX ring full %d, socket refused %d (cand_rx_socket_errors %d)",
+		r.RXOverflowLost, r.RXOverflows, r.RXWiped, r.RXHeld, r.RXRingDrops, r.RXRefused, r.RXSocketErrs)
 	p("        chip overflow outside fault windows: %d", int64(r.RXOverflowLost)-int64(inFaults))
 	p("        counted wiped but read torn by a chip reset mid-read: %d (at most 1 per reset)", r.RXTorn)
 	p("  RX read-backs that were no frame, dropped (cand_rx_invalid_reads): %d", r.RXInvalid)
