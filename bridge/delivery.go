@@ -140,9 +140,13 @@ func (d *Delivery) wake() {
 	}
 	var one = [8]byte{1}
 	if d.Pacer != nil && d.Clock.Now() < d.spinUntil.Load() {
-		// The board's core is still spinning: it finds the frames itself.
+		// The board's core is still spinning: it finds the frames itself. The
+		// wake is the simulator's: metered as such, charged to nobody.
 		d.stats.spinWakes.Add(1)
+		k := meter{d.ownerKernel}
+		k.enter(kernelop.SimOnly)
 		unix.Write(d.wakeFd, one[:])
+		k.exit(kernelop.SimOnly)
 		return
 	}
 	d.stats.wakes.Add(1)

@@ -256,6 +256,9 @@ func (b Board) clockCPU(armHz, coreHz uint32) clock.CPU {
 		return c
 	}
 	for op := range kernelop.NumOps {
+		if op == kernelop.SimOnly {
+			continue // the simulator's own: no board cost (sim/clock)
+		}
 		if f := b.KernelFactor(op, armHz); f > 0 {
 			c.KernelFactor[op] = max(int64(f*clock.FactorUnit), 1)
 		}

@@ -75,20 +75,21 @@ func TestKernelFiguresPerBoard(t *testing.T) {
 	}
 }
 
-// The virtual Pi hands the owner its clock as the meter, and the delivery
-// thread's core the clock's kernel cost, under the strict rule with the board's
-// kernel figures, and nothing otherwise.
+// The virtual Pi hands the owner its clock as the meter under the strict rule
+// (with user_factor it charges the calls as running, and takes the simulator's
+// own out), and the delivery thread's core the clock's kernel cost only with the
+// board's kernel figures; under another rule, nothing.
 func TestPiKernelMeter(t *testing.T) {
 	for _, c := range []struct {
-		hw   string
-		want bool
-	}{{"", true}, {"  sim_kernel_cost: board\n", true}, {"  sim_kernel_cost: user_factor\n", false}, {"  sim_cpu: dedicated\n", false}} {
+		hw          string
+		meter, cost bool
+	}{{"", true, true}, {"  sim_kernel_cost: board\n", true, true}, {"  sim_kernel_cost: user_factor\n", true, false}, {"  sim_cpu: dedicated\n", false, false}} {
 		pi := piOf(t, "hardware:\n  sim_board: pi3\n"+c.hw+"controllers:\n  - bitrate: 500000\n")
-		if m := pi.Kernel(); (m != nil) != c.want || (m != nil && m != kernelop.Meter(pi.Clock())) {
-			t.Errorf("%q: meter %v, want the clock: %v", c.hw, m, c.want)
+		if m := pi.Kernel(); (m != nil) != c.meter || (m != nil && m != kernelop.Meter(pi.Clock())) {
+			t.Errorf("%q: meter %T, want the clock: %v", c.hw, m, c.meter)
 		}
-		if k := pi.KernelCost(); (k != nil) != c.want {
-			t.Errorf("%q: kernel cost for other threads set %v, want %v", c.hw, k != nil, c.want)
+		if k := pi.KernelCost(); (k != nil) != c.cost {
+			t.Errorf("%q: kernel cost for other threads set %v, want %v", c.hw, k != nil, c.cost)
 		}
 	}
 }

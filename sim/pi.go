@@ -169,12 +169,13 @@ func (p *Pi) SystemTimer() bcm2835.Regs {
 func (p *Pi) BusStall() *soc.BusStall { return &p.stall }
 
 // Kernel is what the owner thread brackets its frame-path system calls with
-// (bridge.Owner.Kernel): under the strict rule with the board's kernel figures
-// (hardware.sim_kernel_cost: board, the default), the board's clock, which
-// charges each call at the board's cost of its kind of kernel work; nil
-// otherwise (the calls are then running at the user-code factor, or host time).
+// (bridge.Owner.Kernel): under the strict rule, the board's clock, which with the
+// board's kernel figures (hardware.sim_kernel_cost: board, the default) charges
+// each call at the board's cost of its kind of kernel work (with user_factor,
+// at the user-code factor, as running), and takes the simulator's own calls
+// (kernelop.SimOnly) out either way; nil otherwise (host time).
 func (p *Pi) Kernel() kernelop.Meter {
-	if p.gov == nil || !p.board.BoardKernel() {
+	if p.gov == nil {
 		return nil
 	}
 	return p.clk
@@ -185,7 +186,7 @@ func (p *Pi) Kernel() kernelop.Meter {
 // that took hostNs on the host, at the board's kernel cost of its kind and its
 // ARM clock now; nil where Kernel is nil (the calls at the user-code factor).
 func (p *Pi) KernelCost() func(op kernelop.Op, hostNs int64) int64 {
-	if p.Kernel() == nil {
+	if p.Kernel() == nil || !p.board.BoardKernel() {
 		return nil
 	}
 	return p.clk.KernelCost

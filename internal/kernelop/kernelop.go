@@ -27,6 +27,11 @@ const (
 	// ClockRead: a clock_gettime system call, on a board whose runtime clock has
 	// no vDSO.
 	ClockRead
+	// SimOnly: a system call the virtual Pi makes on a frame-path thread that
+	// the board it plays would not make (waking the simulator's delivery thread,
+	// which on the board would still be spinning): the simulator's own
+	// bookkeeping, charged to nobody.
+	SimOnly
 	// NumOps is the number of kinds.
 	NumOps
 )
@@ -46,6 +51,8 @@ func (o Op) String() string {
 		return "wake"
 	case ClockRead:
 		return "clock_read"
+	case SimOnly:
+		return "sim_only"
 	}
 	return "unknown"
 }

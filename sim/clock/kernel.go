@@ -19,7 +19,8 @@ import (
 // over the host's, measured when the board is built). The meter's own code
 // around the call (CPU.MeterNs) is the simulator's: charged at its host time.
 // Calls on other threads, under the dedicated rule, unbound, or of a kind
-// without a kernel factor are not metered: their time stays what it was.
+// without a kernel factor are not metered: their time stays what it was. A
+// kernelop.SimOnly call is the simulator's own: taken out, charged nothing.
 
 // meterState is the CPU thread's metered calls.
 type meterState struct {
@@ -45,7 +46,7 @@ type KernelCalls struct {
 
 // Enter implements kernelop.Meter: the CPU thread enters a system call of kind op.
 func (c *Clock) Enter(op kernelop.Op) {
-	if op >= kernelop.NumOps || c.cpu.kernel[op].Load() == 0 || !c.strict() {
+	if op >= kernelop.NumOps || (c.cpu.kernel[op].Load() == 0 && op != kernelop.SimOnly) || !c.strict() {
 		return
 	}
 	if m := c.kern.m.Load(); m == 0 || c.h.thread() != m {
@@ -63,7 +64,7 @@ func (c *Clock) Exit(op kernelop.Op) {
 	}
 	c.kern.at.Store(0)
 	d := max(now-at, 0)
-	b := scaled(d, c.cpu.kernel[op].Load())
+	b := scaled(d, c.cpu.kernel[op].Load()) // SimOnly: 0, the simulator's
 	own := c.cpu.meter.Load()
 	c.kern.host.Add(d + own)
 	c.kern.board.Add(b + own)
