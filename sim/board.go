@@ -243,6 +243,23 @@ func (b Board) KernelFactor(op kernelop.Op, armHz uint32) float64 {
 	return b.WorkNs(w, armHz) / host
 }
 
+// clockReadCycles is the ARM cycles of one read of the runtime's clock through
+// the vDSO on a core with the architected timer: the counter's register read and
+// the vDSO's sequence count, shift and multiply (lib/vdso/gettime.c). An
+// assumption (docs/boards.md, "Clock reads"): no published figure for a Pi.
+const clockReadCycles = 100
+
+// ClockReadNs is the board's time for one read of the runtime's clock at ARM
+// clock armHz: the vDSO's work, plus a system call where the SoC has no
+// architected timer (BCM2835: every clock_gettime is a system call).
+func (b Board) ClockReadNs(armHz uint32) float64 {
+	ns := clockReadCycles * 1e9 / float64(armHz)
+	if !b.SoC.ArchTimer() {
+		ns += b.WorkNs(Syscall, armHz)
+	}
+	return ns
+}
+
 // clockCPU is the board's CPU for sim/clock at the given clocks. With the
 // board's kernel figures a park costs one hand-off of the context switch test's
 // round trip and a wake-up by an INT edge two (the GPIO interrupt's threaded
@@ -265,6 +282,7 @@ func (b Board) clockCPU(armHz, coreHz uint32) clock.CPU {
 	}
 	trip := b.WorkNs(RoundTrip, armHz)
 	c.ParkBoardNs, c.WakeBoardNs = int64(trip/2), int64(trip)
+	c.ClockReadHostNs, c.ClockReadBoardNs = int64(b.Host.NowNs), int64(b.ClockReadNs(armHz))
 	c.WokenHostNs, c.MeterNs = int64(b.Host.WokenNs), int64(b.Host.MeterNs)
 	return c
 }

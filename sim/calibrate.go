@@ -43,6 +43,9 @@ type Calibration struct {
 	// runs: a system call of the system call test's mix, a 512-byte pipe write
 	// and read, a token's round trip between two locked threads over two pipes.
 	SyscallNs, PipeNs, RoundTripNs float64
+	// NowNs is the host time of one of the clock's reads on its CPU thread (a
+	// clock.Clock.Now, counting included), the fastest of several runs.
+	NowNs float64
 	// MeterNs is the host time of the clock's Enter and Exit around a metered
 	// system call, outside the call: the simulator's own, not scaled.
 	MeterNs float64
@@ -87,7 +90,8 @@ const (
 // Calibrate measures this host.
 func Calibrate() Calibration {
 	return Calibration{KernelNs: measureKernel(), HandOffNs: measureHandOff(), WokenNs: measureWoken(), GapOverheadNs: measureGapOverhead(),
-		SyscallNs: measureSyscalls(), PipeNs: measurePipe(), RoundTripNs: measureRoundTrip(), MeterNs: measureMeter()}
+		SyscallNs: measureSyscalls(), PipeNs: measurePipe(), RoundTripNs: measureRoundTrip(), MeterNs: measureMeter(),
+		NowNs: measureNow()}
 }
 
 // measureKernel times kernelPasses passes of the kernel kernelRuns times and

@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"cand/config"
 	"cand/metrics"
 	"cand/sim"
 )
@@ -15,6 +16,7 @@ import (
 type Report struct {
 	Seed    uint64
 	TXRate  int
+	Rule    config.SimCPU // the virtual Pi's clock rule
 	Elapsed time.Duration
 	Faults  [numFaults]uint64
 	LostIn  [numFaults]uint64 // RX frames the chip lost in each kind of fault's windows
@@ -179,8 +181,8 @@ func (r *Report) Pass() bool { return len(r.Problems) == 0 }
 // Print writes the report as text.
 func (r *Report) Print(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("soak: %v on the virtual Pi (dedicated-CPU clock), 1 Mbit/s, load peer at 100 %%, TX writer at %d/s, seed %d",
-		r.Elapsed.Round(time.Second), r.TXRate, r.Seed)
+	p("soak: %v on the virtual Pi (%s clock rule), 1 Mbit/s, load peer at 100 %%, TX writer at %d/s, seed %d",
+		r.Elapsed.Round(time.Second), r.Rule, r.TXRate, r.Seed)
 	p("faults injected:")
 	for f := Fault(0); f < numFaults; f++ {
 		p("  %-15s %4d   chip RX overflow losses in its windows (the fault and %v after): %d", f, r.Faults[f], faultSettle, r.LostIn[f])

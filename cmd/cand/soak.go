@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"cand/config"
 	"cand/soak"
 )
 
@@ -20,12 +21,17 @@ func runSoak(args []string, stdout, stderr io.Writer) int {
 	d := fs.Duration("time", soak.DefaultDuration, "how long to run")
 	rate := fs.Int("tx-rate", 500, "TX frames per second written into cand's socket")
 	seed := fs.Uint64("seed", 0, "seed of the fault schedule (0: from the time; the report prints it)")
+	rule := fs.String("clock-rule", string(config.SimCPUStrict), "the virtual Pi's clock rule: strict (cand's own time at the board's cost) or dedicated (forgiving)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	rep, err := soak.Run(ctx, soak.Options{Duration: *d, TXRate: *rate, Seed: *seed, Progress: stderr})
+	if r := config.SimCPU(*rule); r != config.SimCPUStrict && r != config.SimCPUDedicated {
+		fmt.Fprintf(stderr, "cand soak: -clock-rule %q: use strict or dedicated\n", *rule)
+		return 2
+	}
+	rep, err := soak.Run(ctx, soak.Options{Duration: *d, TXRate: *rate, Seed: *seed, Progress: stderr, Rule: config.SimCPU(*rule)})
 	if rep != nil {
 		rep.Print(stdout)
 	}

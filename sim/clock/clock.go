@@ -199,8 +199,20 @@ func (c *Clock) Rule() Rule { return Rule(c.rule.Load()) }
 
 func (c *Clock) strict() bool { return Rule(c.rule.Load()) == Strict }
 
-// Now is the virtual time (CLOCK_MONOTONIC ns minus the offset).
-func (c *Clock) Now() int64 { return c.h.now() - c.off.Load() }
+// Now is the virtual time (CLOCK_MONOTONIC ns minus the offset). A read on the
+// bound CPU thread is the driver's clock read: counted, so that the strict rule
+// charges it at the board's cost of one (clockReads).
+func (c *Clock) Now() int64 {
+	if m := c.kern.m.Load(); m != 0 && c.h.thread() == m {
+		c.acct.reads.Add(1)
+	}
+	return c.h.now() - c.off.Load()
+}
+
+// ModelNow is the virtual time as a model reads it inside a register access
+// (the System Timer's counter, the SPI shifter): the same as Now, but never
+// counted as the driver's clock read.
+func (c *Clock) ModelNow() int64 { return c.h.now() - c.off.Load() }
 
 // Reach returns the virtual time now and makes it a floor: no later removal takes
 // virtual time below it. Use it, not Now, for a time something outside the models

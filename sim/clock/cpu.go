@@ -54,11 +54,18 @@ type CPU struct {
 	// between two register accesses (the clock reads, the register view's calls):
 	// not the driver's, so not scaled.
 	GapOverheadNs int64
+	// ClockReadHostNs is the host time of one Clock.Now, and ClockReadBoardNs
+	// the board's time for one read of the clock the driver reads there (its
+	// runtime clock through the vDSO, or a system call where it has none). With
+	// ClockReadBoardNs set, each of the CPU thread's clock reads is charged that,
+	// in place of its host time at the factor.
+	ClockReadHostNs, ClockReadBoardNs int64
 }
 
 // cpuState is the CPU, read by the CPU thread on every access.
 type cpuState struct {
 	factor, accessNs, parkHost, wakeHost, gapOverhead atomic.Int64
+	readHost, readBoard                               atomic.Int64
 	parkBoard, wakeBoard, woken, meter                atomic.Int64
 	kernel                                            [kernelop.NumOps]atomic.Int64
 	cores                                             atomic.Int32
@@ -86,6 +93,8 @@ func (c *Clock) SetCPU(p CPU) {
 	c.cpu.meter.Store(max(p.MeterNs, 0))
 	c.cpu.cores.Store(int32(max(p.Cores, 1)))
 	c.cpu.gapOverhead.Store(max(p.GapOverheadNs, 0))
+	c.cpu.readHost.Store(max(p.ClockReadHostNs, 0))
+	c.cpu.readBoard.Store(max(p.ClockReadBoardNs, 0))
 }
 
 // SetFactor changes the board's CPU factor (FactorUnits; below FactorUnit is
@@ -99,7 +108,8 @@ func (c *Clock) SetAccessNs(ns int64) { c.cpu.accessNs.Store(max(ns, 0)) }
 func (c *Clock) CPU() CPU {
 	p := CPU{Factor: c.cpu.factor.Load(), BoardKernelNs: c.cal.board.Load(), AccessNs: c.cpu.accessNs.Load(), ParkHostNs: c.cpu.parkHost.Load(),
 		WakeHostNs: c.cpu.wakeHost.Load(), ParkBoardNs: c.cpu.parkBoard.Load(), WakeBoardNs: c.cpu.wakeBoard.Load(), WokenHostNs: c.cpu.woken.Load(),
-		MeterNs: c.cpu.meter.Load(), Cores: int(c.cpu.cores.Load()), GapOverheadNs: c.cpu.gapOverhead.Load()}
+		MeterNs: c.cpu.meter.Load(), Cores: int(c.cpu.cores.Load()), GapOverheadNs: c.cpu.gapOverhead.Load(),
+		ClockReadHostNs: c.cpu.readHost.Load(), ClockReadBoardNs: c.cpu.readBoard.Load()}
 	for i := range p.KernelFactor {
 		p.KernelFactor[i] = c.cpu.kernel[i].Load()
 	}

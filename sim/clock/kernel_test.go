@@ -232,3 +232,25 @@ func TestKernelCostForAnotherThread(t *testing.T) {
 		t.Errorf("socket read of 6 µs without a kernel factor: %d ns, want %d", got, 24*us)
 	}
 }
+
+// The CPU thread's clock reads are charged at the board's cost of a read, their
+// host time taken out of the running the factor scales.
+func TestClockReadsCostTheBoardsRead(t *testing.T) {
+	c, s := strictOn(t, 4*FactorUnit, CPU{ClockReadHostNs: 100, ClockReadBoardNs: 500})
+	start := c.Now() // a read too: charged with the next gap
+	s.busy(3 * us)
+	for range 4 {
+		c.Now()
+	}
+	// 3 µs of running less 5 reads' 100 ns host: 2.5 µs × 4, and 5 reads × 500 ns.
+	if v, want := c.Access(), start+10*us+2500; v != want {
+		t.Fatalf("virtual = start+%d ns, want start+%d", v-start, want-start)
+	}
+	// A model's reads (ModelNow) and another thread's are not the driver's.
+	start = c.ModelNow()
+	s.busy(1 * us)
+	c.ModelNow()
+	if v, want := c.Access(), start+4*us; v != want {
+		t.Fatalf("virtual = start+%d ns, want start+%d (no read charged)", v-start, want-start)
+	}
+}

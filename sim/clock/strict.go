@@ -16,6 +16,7 @@ import "sync/atomic"
 
 // acctState is the strict rule's running account, written by the CPU thread.
 type acctState struct {
+	reads  atomic.Int64 // the CPU thread's clock reads since the last charge (clockReads)
 	short  atomic.Int64 // host ns of short gaps since the last look
 	model  atomic.Int64 // host ns inside register accesses since the last look
 	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's user code
@@ -57,11 +58,12 @@ type sample struct {
 // than their host time.
 func (c *Clock) running(now, gap int64) {
 	c.acct.short.Add(gap)
-	run := max(gap-c.cpu.gapOverhead.Load(), 0)
+	run0 := max(gap-c.cpu.gapOverhead.Load(), 0)
+	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
 	up := scaled(user, c.cpu.factor.Load())
 	c.acct.scaled.Add(up - user)
-	switch x := up + kern - run; {
+	switch x := up + kern + reads - run0; {
 	case x > 0:
 		c.off.Add(-x)
 	case x < 0:
@@ -201,14 +203,16 @@ func (c *Clock) look(now, prev, gap int64) {
 	// board's kernel cost (kernel.go), the rest at the factor. With the board's
 	// own wake-up cost, the woken thread's own sleep and return (WokenHostNs of
 	// its CPU time) are the wake-up's, charged in it (below).
+	run0 := run
+	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
 	own := int64(0)
 	if woke && c.cpu.wakeBoard.Load() > 0 {
 		own = min(c.cpu.woken.Load(), user)
 		user -= own
 	}
-	runBoard := scaled(user, f) + kern
-	board := runBoard + on - run
+	runBoard := scaled(user, f) + kern + reads
+	board := runBoard + on - run0
 	c.acct.scaled.Add(scaled(user, f) - user)
 	c.stats.add(Runqueue, rd)
 	free := int64(0) // of rest, the wait for the hardware

@@ -65,7 +65,7 @@ func (s *SoC) CoreClockHz() uint32 { return s.coreHz }
 // bytes already shifted keep their timing, later ones run at the new SCLK. Call it
 // from the goroutine that accesses the registers.
 func (s *SoC) SetCoreClockHz(hz uint32) {
-	s.spi.advance(s.clk.Now())
+	s.spi.advance(s.clk.ModelNow())
 	s.coreHz = hz
 }
 
@@ -79,7 +79,7 @@ func (s *SoC) AttachSPI(slave SPISlave, csPin int, activeHigh bool) error {
 		return fmt.Errorf("sim/soc: chip-select GPIO%d does not exist on %v", csPin, s.kind)
 	}
 	s.slaves = append(s.slaves, attachedSlave{slave: slave, pin: csPin, activeHigh: activeHigh})
-	s.updateCS(s.clk.Now())
+	s.updateCS(s.clk.ModelNow())
 	return nil
 }
 

@@ -37,7 +37,7 @@ func (t *SystemTimerModel) countAt(at int64) uint64 {
 // been up this long, for tests of the counter's wrap. The counter keeps counting
 // from n; CS is not touched.
 func (t *SystemTimerModel) SetCount(n uint64) {
-	at := max(t.soc.clk.Now(), 0)
+	at := max(t.soc.clk.ModelNow(), 0)
 	t.offset.Store(n - uint64(at)/1000)
 }
 
