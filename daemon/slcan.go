@@ -316,7 +316,9 @@ func (a *slcanPort) setBitrate(rate uint32) {
 	cc.Bitrate, cc.Timing = rate, nil
 	bt, err := Timing(&cc)
 	if err == nil {
-		err = bt.Check()
+		if cerr := bt.Check(); cerr != nil {
+			a.log.Warn("the kernel's timing for ip link's bitrate breaks a datasheet rule; cand programs it as the kernel would", "bitrate", rate, "timing", bt.String(), "rule", cerr.Error())
+		}
 	}
 	if err != nil {
 		a.refused.Store(true)
