@@ -314,6 +314,32 @@ part_deb() {
 		[ ! -e /etc/systemd/system/multi-user.target.wants/cand.service ]
 }
 
+# slcan: can0 as a kernel CAN netdev (interface.kind slcan) configured by
+# systemd-networkd like any CAN driver's: [CAN] BitRate= reprograms the controller.
+part_slcan() {
+	echo "VMTEST BEGIN slcan"
+	systemctl stop cand
+	for l in can0 can0p can1; do ip link del "$l" 2>/dev/null; done
+	ip netns del app 2>/dev/null
+	sed '/^      name: can0$/,/^      kind: vcan$/ { s/^      kind: vcan$/      kind: slcan/ }' "$lib/cand-sd.yaml" >"$conf"
+	mkdir -p /etc/systemd/network
+	printf '[Match]\nName=can0\n\n[CAN]\nBitRate=250K\n' >/etc/systemd/network/80-can0.network
+	check slcan/networkd "systemd-networkd does not start: $(systemctl status systemd-networkd --no-pager 2>&1 | tail -n 3 | tr '\n' '|')" \
+		systemctl start systemd-networkd
+	check slcan/start "systemctl start cand with kind slcan: $(said)" systemctl start cand
+	check slcan/kernel-netdev "can0 is no CAN netdev: $(ip -details link show can0 2>&1 | tr '\n' ' ')" \
+		eval 'ip -details link show can0 | grep -q "can state"'
+	check slcan/networkd-bitrate "ip -details after networkd: $(ip -details link show can0 2>&1 | grep -o 'bitrate [0-9]*' | head -n 1)" \
+		poll 60 eval 'ip -details link show can0 | grep -qw "bitrate 250000"'
+	check slcan/status-bitrate "cand status: $(cand status -json 2>&1 | grep -o '"bit_timing":{[^}]*}')" \
+		poll 30 eval 'cand status -json 2>/dev/null | grep -q "\"bitrate\":250000,.*\"from\":\"ip link\""'
+	systemctl stop cand
+	check slcan/netdev-gone "can0 still there after cand stopped: $(ip -br link show can0 2>&1)" eval '! ip link show can0 >/dev/null 2>&1'
+	rm -f /etc/systemd/network/80-can0.network
+	systemctl stop systemd-networkd
+	cp "$lib/cand-sd.yaml" "$conf"
+}
+
 echo "vm: test driver started at $(uptime_s) s of guest uptime; multi-user.target reached at $(prop multi-user.target ActiveEnterTimestampMonotonic | awk '{ printf "%.2f", $1 / 1e6 }') s"
 for p in $(arg cand.parts install,deb | tr ',' ' '); do
 	t0=$SECONDS
