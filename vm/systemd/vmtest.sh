@@ -331,8 +331,9 @@ part_slcan() {
 		eval 'ip -details link show can0 | grep -q "can state"'
 	check slcan/networkd-bitrate "ip -details after networkd: $(ip -details link show can0 2>&1 | grep -o 'bitrate [0-9]*' | head -n 1)" \
 		poll 60 eval 'ip -details link show can0 | grep -qw "bitrate 250000"'
-	check slcan/status-bitrate "cand status: $(cand status -json 2>&1 | grep -o '"bit_timing":{[^}]*}')" \
-		poll 30 eval 'cand status -json 2>/dev/null | grep -q "\"bitrate\":250000,.*\"from\":\"ip link\""'
+	# cand status -json is indented: compared without its blanks ("ip link": "iplink").
+	check slcan/status-bitrate "cand status: $(cand status -json 2>&1 | tr -d ' \n' | grep -o '"bit_timing":{[^}]*}')" \
+		poll 30 eval 'cand status -json 2>/dev/null | tr -d " \n" | grep -q "\"bitrate\":250000,.*\"from\":\"iplink\""'
 	systemctl stop cand
 	check slcan/netdev-gone "can0 still there after cand stopped: $(ip -br link show can0 2>&1)" eval '! ip link show can0 >/dev/null 2>&1'
 	rm -f /etc/systemd/network/80-can0.network
