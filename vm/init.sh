@@ -507,6 +507,17 @@ cand_slcan() {
 	echo "11 22 33 44 55" | isotpsend -s 321 -d 320 can0 2>>/tmp/isotp.err
 	if poll 20 grep -q "11 22 33 44 55" /tmp/isotp.out; then pass slcan/isotp; else fail slcan/isotp "isotprecv got '$(cat /tmp/isotp.out)'; $(cat /tmp/isotp.err)"; fi
 	stop "$rcv" 2
+	# The same on a vcan cand serves.
+	if poll 10 link_up vcan2; then
+		isotprecv -s 321 -d 320 vcan2 >/tmp/isotp-vcan.out 2>/tmp/isotp-vcan.err &
+		rcv=$!
+		sleep 1
+		echo "66 77 88" | isotpsend -s 321 -d 320 vcan2 2>>/tmp/isotp-vcan.err
+		if poll 20 grep -q "66 77 88" /tmp/isotp-vcan.out; then pass slcan/isotp-vcan; else fail slcan/isotp-vcan "isotprecv got '$(cat /tmp/isotp-vcan.out)'; $(cat /tmp/isotp-vcan.err)"; fi
+		stop "$rcv" 2
+	else
+		fail slcan/isotp-vcan "vcan2 not up"
+	fi
 
 	# ip link down and up: the controller off the bus and back (cand_link_up).
 	ip link set can0 down
@@ -545,6 +556,7 @@ cand_slcan() {
 
 	if stop "$cand" 20 && [ "$rc" = 0 ]; then pass slcan/cand-exit; else fail slcan/cand-exit "exit status ${rc:-none} after SIGTERM; cand said: $(said /tmp/slcan-cand.err)"; fi
 	if [ ! -e /sys/class/net/can0 ]; then pass slcan/netdev-gone; else fail slcan/netdev-gone "can0 still there after cand exited"; fi
+	ip link del vcan2 2>/dev/null || true
 	echo "--- cand stderr (last 30 lines) ---"
 	tail -n 30 /tmp/slcan-cand.err
 }

@@ -121,7 +121,7 @@ fi
 
 if has_mode slcan; then
 	expected="$expected slcan/netdev-up slcan/kernel-bitrate slcan/status-bitrate slcan/dump slcan/answers-0x123 slcan/conservation-0x123"
-	expected="$expected slcan/no-error-frames slcan/isotp slcan/link-down slcan/link-up slcan/ip-bitrate slcan/reprogrammed slcan/error-state"
+	expected="$expected slcan/no-error-frames slcan/isotp slcan/isotp-vcan slcan/link-down slcan/link-up slcan/ip-bitrate slcan/reprogrammed slcan/error-state"
 	expected="$expected slcan/bus-off slcan/carrier-back"
 	expected="$expected slcan/reprogrammed-250k slcan/state-back slcan/answered-again slcan/cand-exit slcan/netdev-gone"
 fi

@@ -13,8 +13,8 @@
 #
 # Environment:
 #   BUILD       build directory [<repo>/build]; the VM's files go to $BUILD/vm/systemd
-#   SD_PARTS    the driver's parts, in order [install,deb]; slcan (systemd-networkd's
-#               [CAN] BitRate= on a slcan interface) runs when named
+#   SD_PARTS    the driver's parts, in order [install,slcan,deb]; slcan: systemd-networkd's
+#               [CAN] BitRate= on a slcan interface
 #   SD_DEB1 SD_DEB2  the two package versions [0.0~vm1 0.0~vm2]
 #   VM_TIMEOUT  hard limit for the VM in seconds [600]
 #   VM_SMP      guest CPUs [2]
@@ -26,7 +26,7 @@ BUILD=${BUILD:-$repo/build}
 export BUILD
 out=$BUILD/vm/systemd
 mkdir -p "$out"
-parts=${SD_PARTS:-install,deb}
+parts=${SD_PARTS:-install,slcan,deb}
 v1=${SD_DEB1:-0.0~vm1} v2=${SD_DEB2:-0.0~vm2}
 timeout=${VM_TIMEOUT:-600}
 start=$(date +%s)

@@ -1,12 +1,15 @@
 #!/bin/bash
 # vmtest.sh — the systemd VM's test driver, run by cand-vmtest.service once
 # multi-user.target is reached (vm/systemd/run-test.sh). Parts, from the kernel
-# command line cand.parts=install[,deb]:
+# command line cand.parts=install[,slcan][,deb]:
 #   install  cand as `make install DESTDIR=<root> PREFIX=/usr` put it into the root:
 #            the unit checked by systemd-analyze, Type=notify readiness, a missing
 #            chip, traffic both ways, restart and stop with a candump bound
 #            throughout, reload, the watchdog, journal fields, vxcan in a
 #            network namespace
+#   slcan    can0 as a slcan interface (a kernel CAN netdev on cand's pseudo-terminal)
+#            under the unit's sandbox, its bitrate set by systemd-networkd
+#            ([CAN] BitRate=250K) and taken by cand, gone when cand stops
 #   deb      the make-install files taken away, then the amd64 .deb: install,
 #            configure, upgrade to a higher version, remove, purge
 # Prints VMTEST PASS <check>, VMTEST FAIL <check>: <reason>, VMTEST SKIP <check>:
