@@ -199,6 +199,9 @@ func (a *slcanPort) close() {
 	if n := a.dropped.Load(); n > 0 {
 		a.log.Warn("frames from the slcan netdev dropped: the controller's queue stayed full", "frames", n)
 	}
+	if n := a.badRecs.Load(); n > 0 {
+		a.log.Warn("records from the controller that are no classic CAN frame: not passed to the slcan netdev", "records", n)
+	}
 }
 
 // linkState is the controller's link as the slcan netdev has it: up between
