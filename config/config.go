@@ -332,6 +332,11 @@ type InterfaceKind string
 const (
 	KindVCAN  InterfaceKind = "vcan"
 	KindVXCAN InterfaceKind = "vxcan"
+	// KindSLCAN: a kernel CAN netdev made by the slcan line discipline on a
+	// pseudo-terminal cand holds (Linux 6.0 or later, module slcan): `ip link set
+	// NAME type can bitrate` reprograms the controller, `ip -details link show`
+	// shows its bus state. docs/interfaces.md.
+	KindSLCAN InterfaceKind = "slcan"
 	// KindNone: no SocketCAN interface (a container, a kernel without CAN): the
 	// controller's frames go to socketcand's clients only (socketcand.enabled).
 	KindNone InterfaceKind = "none"
@@ -344,7 +349,7 @@ type Interface struct {
 	// backend) not named by another controller. It is also the bus name
 	// socketcand's clients open, with any kind.
 	Name string        `yaml:"name"`
-	Kind InterfaceKind `yaml:"kind"` // vcan (default) | vxcan | none
+	Kind InterfaceKind `yaml:"kind"` // vcan (default) | vxcan | slcan | none
 	// Peer is the other end of a vxcan pair (kind vxcan only): the end cand opens,
 	// while your tools use Name. Default Name+"p" (can0 → can0p); a valid, unique
 	// interface name.
@@ -482,7 +487,7 @@ func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}
 }
 func (InterfaceKind) choices() []string {
-	return []string{string(KindVCAN), string(KindVXCAN), string(KindNone)}
+	return []string{string(KindVCAN), string(KindVXCAN), string(KindSLCAN), string(KindNone)}
 }
 func (SimPeerKind) choices() []string {
 	return []string{string(PeerPeriodic), string(PeerAnswer), string(PeerLoad), string(PeerErrors)}

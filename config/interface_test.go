@@ -51,3 +51,31 @@ func TestInterfaceLifecycleErrors(t *testing.T) {
 		t.Errorf("warnings %q, want one ending %q", c.Warnings, want)
 	}
 }
+
+// interface.kind slcan: the bitrate must be one of the kernel slcan's rates
+// (set on the netdev at start); remove_on_exit and on_delete: exit mean nothing.
+func TestInterfaceKindSLCAN(t *testing.T) {
+	c, err := Parse("x.yaml", []byte("controllers:\n  - bitrate: 250000\n    interface: {name: can0, kind: slcan, remove_on_exit: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Controllers[0].Interface.Kind != KindSLCAN {
+		t.Errorf("kind %q", c.Controllers[0].Interface.Kind)
+	}
+	if want := "controllers[0].interface.remove_on_exit: ignored: a slcan interface always goes when cand stops (it lives as long as cand holds its pseudo-terminal)"; len(c.Warnings) != 1 || !strings.HasSuffix(c.Warnings[0], want) {
+		t.Errorf("warnings %q, want one ending %q", c.Warnings, want)
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"rate not in slcan's list", "controllers:\n  - bitrate: 83333\n    interface: {kind: slcan}\n",
+			"x.yaml:2:14: controllers[0].bitrate: 83333 is not a bitrate a slcan interface can have: the kernel's slcan takes only 10000, 20000, 50000, 100000, 125000, 250000, 500000, 800000, 1000000; choose one of them, or use kind vcan or vxcan"},
+		{"unknown kind", "controllers:\n  - bitrate: 500000\n    interface: {kind: slcn}\n",
+			"x.yaml:3:23: controllers[0].interface.kind: \"slcn\" is not allowed (did you mean slcan?); allowed: vcan, vxcan, slcan, none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.yaml))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got  %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}

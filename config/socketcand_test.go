@@ -30,7 +30,7 @@ func TestSocketcandErrors(t *testing.T) {
 		{"kind none with a peer", "socketcand: {enabled: true}\ncontrollers:\n  - bitrate: 500000\n    interface: {kind: none, peer: x}\n",
 			"x.yaml:4:35: controllers[0].interface.peer: only a vxcan pair has a peer; remove peer or set kind: vxcan"},
 		{"unknown kind", "controllers:\n  - bitrate: 500000\n    interface: {kind: non}\n",
-			`x.yaml:3:23: controllers[0].interface.kind: "non" is not allowed (did you mean none?); allowed: vcan, vxcan, none`},
+			`x.yaml:3:23: controllers[0].interface.kind: "non" is not allowed (did you mean none?); allowed: vcan, vxcan, slcan, none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := parseErr(t, "x.yaml", tc.src); got != tc.want {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"cand/hw/pinout"
+	"cand/socketcan/slcan"
 )
 
 const (
@@ -254,6 +255,9 @@ func (v checker) controller(c *Config, ct *Controller, p string) {
 		v.filters(ct.Filters, p+".filters")
 	}
 	v.iface(&ct.Interface, p+".interface")
+	if ct.Interface.Kind == KindSLCAN {
+		v.slcanBitrate(ct, p)
+	}
 	if len(ct.Sim.Peers) > 0 && c.Hardware.Backend != BackendSim {
 		v.warn(p+".sim.peers", "ignored: the %s backend talks to a real bus", c.Hardware.Backend)
 	}
@@ -327,6 +331,12 @@ func (v checker) iface(in *Interface, p string) {
 	}
 	if in.RemoveOnExit && in.Kind == KindNone {
 		v.warn(p+".remove_on_exit", "ignored: with kind none there is no interface to remove")
+	}
+	if in.Kind == KindSLCAN && in.RemoveOnExit {
+		v.warn(p+".remove_on_exit", "ignored: a slcan interface always goes when cand stops (it lives as long as cand holds its pseudo-terminal)")
+	}
+	if in.Kind == KindSLCAN && in.OnDelete == OnDeleteExit {
+		v.warn(p+".on_delete", "ignored: a slcan interface cannot be deleted while cand holds it")
 	}
 	if in.RcvBuf < 4096 || in.RcvBuf > 1<<30 {
 		v.fail(p+".rcvbuf", "%d is not allowed: the socket receive buffer is 4096..1073741824 bytes (default %d)", in.RcvBuf, DefaultRcvBuf)
@@ -406,3 +416,27 @@ func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // perMilleOf turns a sample point fraction into the kernel's per mille.
 func perMilleOf(sp float64) uint32 { return uint32(math.Round(sp * 1000)) }
+
+// slcanBitrate: a slcan netdev takes only the kernel's fixed bitrates
+// (slcan_bitrate_const in drivers/net/can/slcan/slcan-core.c), and cand sets
+// the configured one on it at start, so the configuration must name one of them.
+func (v checker) slcanBitrate(ct *Controller, p string) {
+	rate := ct.Bitrate
+	if ct.Timing != nil {
+		bt, err := ct.BitTiming()
+		if err != nil {
+			return // reported by bitTiming
+		}
+		rate = bt.Bitrate
+	}
+	if rate == 0 || v.bad[p+".bitrate"] {
+		return
+	}
+	if _, ok := slcan.BitrateIndex(rate); !ok {
+		var list []string
+		for _, r := range slcan.Bitrates {
+			list = append(list, strconv.FormatUint(uint64(r), 10))
+		}
+		v.fail(p+".bitrate", "%d is not a bitrate a slcan interface can have: the kernel's slcan takes only %s; choose one of them, or use kind vcan or vxcan", rate, strings.Join(list, ", "))
+	}
+}

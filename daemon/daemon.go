@@ -79,6 +79,10 @@ type wiring struct {
 	timingInfo []*metrics.BitTimingInfo
 	cleanups   []func()
 	pairEnds   map[int]int // controller index → socketcand's end of its socketpair (interface kind none)
+	// slcans are the controllers with interface kind slcan (slcan.go), and
+	// slcanKick asks the link watch to read their link state again.
+	slcans    map[int]*slcanPort
+	slcanKick chan struct{}
 	// memLocked: mlockall(MCL_CURRENT|MCL_FUTURE) applied (owner thread, before ready).
 	memLocked bool
 	// metricsSrv is the metrics endpoint's server now (metricsserver.go).

@@ -19,8 +19,11 @@ import (
 // ENETDOWN until cand is back; with interface.remove_on_exit it removes the
 // interface instead.
 func (w *wiring) openInterface(i int, cc *config.Controller) (fd int, undo func(), err error) {
-	if cc.Interface.Kind == config.KindNone {
+	switch cc.Interface.Kind {
+	case config.KindNone:
 		return w.openPair(i, cc)
+	case config.KindSLCAN:
+		return w.openSLCAN(i, cc)
 	}
 	nd, spec := w.netdevs(), linkSpec(cc)
 	log := w.log.With("interface", cc.Interface.Name)

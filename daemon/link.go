@@ -32,9 +32,10 @@ type Links interface {
 
 // kernelLinks is Links on the running kernel, for the interfaces cand opened.
 type kernelLinks struct {
-	cfg *config.Config
-	log *slog.Logger
-	nd  Netdevs
+	cfg    *config.Config
+	log    *slog.Logger
+	nd     Netdevs
+	slcans map[int]*slcanPort // a slcan controller's link is its netdev's open state
 }
 
 func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) error {
@@ -47,6 +48,9 @@ func (k kernelLinks) Watch(ctx context.Context, fn func(socketcan.LinkEvent)) er
 }
 
 func (k kernelLinks) State(i int) (bridge.LinkState, error) {
+	if a := k.slcans[i]; a != nil {
+		return a.linkState(), nil
+	}
 	l, err := socketcan.LinkState(followedName(&k.cfg.Controllers[i]))
 	switch {
 	case errors.Is(err, unix.ENODEV):
@@ -65,6 +69,9 @@ func (k kernelLinks) State(i int) (bridge.LinkState, error) {
 // unbound for good. At exit it is set down or removed like any other.
 func (k kernelLinks) Recreate(i int) (int, error) {
 	in := &k.cfg.Controllers[i].Interface
+	if in.Kind == config.KindSLCAN {
+		return -1, fmt.Errorf("a slcan interface is not made again while cand runs: its pseudo-terminal hung up; restart cand")
+	}
 	spec := linkSpec(&k.cfg.Controllers[i])
 	created, err := k.nd.Ensure(spec)
 	if err != nil {
@@ -144,6 +151,12 @@ func (lw *linkWatch) run(ctx context.Context) error {
 			return fmt.Errorf("watching the interfaces' link state: %w", err)
 		case e := <-events:
 			if i, ok := lw.names[e.Name]; ok {
+				if err := lw.sync(i); err != nil {
+					return err
+				}
+			}
+		case <-lw.w.slcanKick:
+			for i := range lw.w.slcans {
 				if err := lw.sync(i); err != nil {
 					return err
 				}

@@ -111,7 +111,7 @@ func (w *wiring) links() Links {
 	case w.opt.Links != nil:
 		return w.opt.Links
 	case w.opt.Sockets == nil && w.opt.Netdevs == nil:
-		return kernelLinks{cfg: w.cfg, log: w.log, nd: w.netdevs()}
+		return kernelLinks{cfg: w.cfg, log: w.log, nd: w.netdevs(), slcans: w.slcans}
 	}
 	return nil
 }

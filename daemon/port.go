@@ -72,7 +72,7 @@ func (w *wiring) addPort(i int, probe *bridge.Probe) (init func() error, err err
 		IntFd:       intFd,
 		SockFd:      sockFd,
 		Metrics:     m,
-		ErrorFrames: *cc.ErrorFrames,
+		ErrorFrames: errorFrames(cc),
 		RestartNs:   int64(*cc.RestartMs) * 1e6,
 		TxTimeoutNs: int64(cc.TxTimeout.D()),
 		PollWindow:  cc.IntPollWindow.D(),

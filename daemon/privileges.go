@@ -24,10 +24,15 @@ type keptCap struct {
 func runtimeCaps(cfg *config.Config, memLocked, memlockFinite bool) []keptCap {
 	var keep []keptCap
 	for i := range cfg.Controllers {
-		if cfg.Controllers[i].Interface.Kind != config.KindNone {
+		switch cfg.Controllers[i].Interface.Kind {
+		case config.KindNone:
+			continue
+		case config.KindSLCAN:
+			keep = append(keep, keptCap{caps.NET_ADMIN, "the slcan interfaces: set down after a bitrate the chip cannot make, and down and up to turn the carrier on after bus-off"})
+		default:
 			keep = append(keep, keptCap{caps.NET_ADMIN, "the SocketCAN interfaces: set down (or removed) at exit"})
-			break
 		}
+		break
 	}
 	if memLocked && memlockFinite {
 		keep = append(keep, keptCap{caps.IPC_LOCK, "locked memory grows with the process (mlockall MCL_FUTURE) past RLIMIT_MEMLOCK; LimitMEMLOCK=infinity makes it unneeded"})

@@ -228,20 +228,22 @@ func yamlKey(f reflect.StructField) string {
 func (w *wiring) applyPlan(p *reloadPlan) (ReloadResult, error) {
 	res := ReloadResult{NeedRestart: p.restart}
 	type chipChange struct {
-		cfg mcp2515.Config
-		bt  mcp2515.BitTiming
-		now bool // programmed at once (else when the controller next starts)
+		cfg  mcp2515.Config
+		bt   mcp2515.BitTiming
+		now  bool   // programmed at once (else when the controller next starts)
+		from string // where the bitrate came from (sourceConf.bitrateFrom)
 	}
 	chips := make([]*chipChange, len(p.ports))
 	for k, pc := range p.ports {
 		if !pc.chip {
 			continue
 		}
-		bt, err := Timing(pc.cc)
+		cc, from := w.slcanRate(pc.i, pc.cc)
+		bt, err := Timing(cc)
 		if err != nil {
 			return res, fmt.Errorf("reload: controller %s: %w", pc.cc.Name, err)
 		}
-		chips[k] = &chipChange{cfg: controllerConfig(pc.cc, bt), bt: bt}
+		chips[k] = &chipChange{cfg: controllerConfig(cc, bt), bt: bt, from: from}
 	}
 	ran := w.Owner.Apply(func() {
 		for k, pc := range p.ports {
@@ -262,14 +264,15 @@ func (w *wiring) applyPlan(p *reloadPlan) (ReloadResult, error) {
 		m := w.Owner.Ports[pc.i].M
 		c := chips[k]
 		if c == nil {
-			w.sources[pc.i].conf.Store(&sourceConf{timing: w.sources[pc.i].conf.Load().timing, restartMs: *pc.cc.RestartMs})
+			old := w.sources[pc.i].conf.Load()
+			w.sources[pc.i].conf.Store(&sourceConf{timing: old.timing, restartMs: *pc.cc.RestartMs, bitrateFrom: old.bitrateFrom})
 			w.log.Info("reload: applied", "controller", pc.cc.Name, "keys", strings.Join(pc.keys, ","))
 			continue
 		}
 		timing := metrics.BitTiming{BitTiming: c.bt, OscillatorHz: pc.cc.OscillatorHz, SCLKHz: uint32(m.SCLKHz.Load())}
 		m.Bitrate.Set(int64(c.bt.Bitrate))
 		w.timingInfo[pc.i].Set(timing)
-		w.sources[pc.i].conf.Store(&sourceConf{timing: timing, restartMs: *pc.cc.RestartMs})
+		w.sources[pc.i].conf.Store(&sourceConf{timing: timing, restartMs: *pc.cc.RestartMs, bitrateFrom: c.from})
 		msg := "reload: controller restarted with its new configuration"
 		if !c.now {
 			msg = "reload: applied; the controller is off the bus and takes its new configuration when it starts again"
@@ -291,7 +294,7 @@ func (w *wiring) applyPlan(p *reloadPlan) (ReloadResult, error) {
 // portSettings are the bridge's live settings of controller cc.
 func portSettings(cc *config.Controller) bridge.Settings {
 	return bridge.Settings{
-		ErrorFrames: *cc.ErrorFrames,
+		ErrorFrames: errorFrames(cc),
 		RestartNs:   int64(*cc.RestartMs) * int64(time.Millisecond),
 		TxTimeoutNs: int64(cc.TxTimeout.D()),
 		PollWindow:  cc.IntPollWindow.D(),
@@ -327,4 +330,13 @@ func (w *wiring) reloadMetrics(old, m *config.Metrics) error {
 	w.startMetrics(srv, l, m.MaxConnections)
 	w.log.Info("reload: metrics endpoint serving anew", "addr", w.MetricsAddr, "web_config", m.WebConfig != "")
 	return nil
+}
+
+// errorFrames is whether the owner writes error frames to the controller's
+// socket: as configured, and always for a slcan interface, whose adapter turns
+// them into the state and error lines the kernel's slcan reports (applications
+// get the kernel's own error frames only with CAN_RAW_ERR_FILTER, as from any
+// CAN driver).
+func errorFrames(cc *config.Controller) bool {
+	return *cc.ErrorFrames || cc.Interface.Kind == config.KindSLCAN
 }

@@ -69,6 +69,9 @@ type BitTimingStatus struct {
 	PhaseSeg2   uint32  `json:"phase_seg2"`
 	SJW         uint32  `json:"sjw"`
 	BRP         uint32  `json:"brp"` // the kernel's prescaler: TQ = brp·2/oscillator
+	// From is where the bitrate came from: "configuration", or "ip link" (`ip link
+	// set NAME type can bitrate` on a slcan interface).
+	From string `json:"from"`
 }
 
 // Traffic is what went one way between the bus and the interface: frames, their
@@ -134,7 +137,14 @@ type statusSource struct {
 type sourceConf struct {
 	timing    metrics.BitTiming // as cand_bit_timing_info exports it
 	restartMs uint32
+	// bitrateFrom says where the bitrate in force came from: "" (the
+	// configuration) or bitrateFromIPLink.
+	bitrateFrom string
 }
+
+// bitrateFromIPLink marks a bitrate set on a slcan interface with `ip link`,
+// which wins over the configuration's while cand runs.
+const bitrateFromIPLink = "ip link"
 
 // StateName is the state `cand status` shows, in the words of `ip -details link
 // show`: STOPPED while the link is down, otherwise the bus state in capitals.
@@ -167,6 +177,7 @@ func (s *statusSource) read(load BusLoad) ControllerStatus {
 		BitTiming: BitTimingStatus{
 			Bitrate: t.Bitrate, SamplePoint: float64(t.SamplePoint) / 1000, TQNs: t.TQ,
 			PropSeg: t.PropSeg, PhaseSeg1: t.PhaseSeg1, PhaseSeg2: t.PhaseSeg2, SJW: t.SJW, BRP: t.BRP,
+			From: bitrateFrom(c.bitrateFrom),
 		},
 		OscillatorHz: t.OscillatorHz,
 		SCLKHz:       m.SCLKHz.Load(),
@@ -191,4 +202,11 @@ func (s *statusSource) read(load BusLoad) ControllerStatus {
 		})
 	}
 	return st
+}
+
+func bitrateFrom(from string) string {
+	if from == "" {
+		return "configuration"
+	}
+	return from
 }

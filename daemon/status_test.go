@@ -302,7 +302,7 @@ func TestStatusMatchesMetrics(t *testing.T) {
 			t.Errorf("cand_bit_timing_info %s=%q, status %q", l.name, got, l.status)
 		}
 	}
-	if bt != (BitTimingStatus{Bitrate: 500_000, SamplePoint: 0.875, TQNs: 125, PropSeg: 6, PhaseSeg1: 7, PhaseSeg2: 2, SJW: 1, BRP: 1}) ||
+	if bt != (BitTimingStatus{Bitrate: 500_000, SamplePoint: 0.875, TQNs: 125, PropSeg: 6, PhaseSeg1: 7, PhaseSeg2: 2, SJW: 1, BRP: 1, From: "configuration"}) ||
 		c.OscillatorHz != 16_000_000 || c.RestartMs != 100 {
 		t.Errorf("timing %+v, oscillator %d, restart-ms %d; want the kernel's 500 kbit/s timing on 16 MHz, restart-ms 100", bt, c.OscillatorHz, c.RestartMs)
 	}
@@ -410,7 +410,7 @@ func TestStatusJSONKeys(t *testing.T) {
 	}
 	want := `{"schema_version":1,"version":"v","clock_source":"runtime","controllers":[{"name":"","interface":"","state":"","link_up":false,"chip_up":false,` +
 		`"berr_counter":{"tx":0,"rx":0},"restart_ms":0,` +
-		`"bit_timing":{"bitrate":0,"sample_point":0,"tq_ns":0,"prop_seg":0,"phase_seg1":0,"phase_seg2":0,"sjw":0,"brp":0},` +
+		`"bit_timing":{"bitrate":0,"sample_point":0,"tq_ns":0,"prop_seg":0,"phase_seg1":0,"phase_seg2":0,"sjw":0,"brp":0,"from":""},` +
 		`"oscillator_hz":0,"sclk_hz":0,` +
 		`"rx":{"frames":1,"bytes":2,"bit_times":3,"overflows":4,"socket_errors":5,"ring_drops":12},` +
 		`"tx":{"frames":6,"bytes":7,"bit_times":8,"dropped":9,"socket_drops":10,"invalid":11},` +

@@ -12,12 +12,13 @@
 //	io_linux.go        ReadFrame/WriteFrame: recvmsg/write on any frame fd
 //	socket_linux.go    Open: the raw CAN socket and its options
 //	netlink.go         rtnetlink message encoding and reply parsing (pure)
-//	link.go            Ensure/TakeDown/DeleteLink/SetLinkUp/LinkState logic
+//	link.go            Ensure/TakeDown/DeleteLink/SetLinkUp/LinkState/RenameLink/SetCANBitrate
 //	netns.go           NetNS: where a vxcan peer is created
 //	link_linux.go      the NETLINK_ROUTE socket the link functions talk over
 //	linkevent.go       link messages (RTM_NEWLINK/RTM_DELLINK) as LinkEvents (pure)
 //	linkwatch_linux.go WatchLinks: the RTNLGRP_LINK subscription and its dumps
 //	errors.go          errors that name the cause and the fix
+//	slcan/             the SLCAN protocol and the N_SLCAN pseudo-terminal (interface kind slcan)
 //
 // Nothing here knows about the MCP2515 or the SPI bus.
 package socketcan

@@ -351,3 +351,41 @@ func LinkState(name string) (Link, error) {
 	})
 	return link, err
 }
+
+// RenameLink renames interface from to name, taking it down first if it is up
+// (the kernel renames only a link that is down). It needs CAP_NET_ADMIN; a name
+// that is taken is refused with EEXIST.
+func RenameLink(from, name string) error {
+	return withRoute(func(rt roundTrip) error { return (&linker{rt: rt}).rename(from, name) })
+}
+
+func (l *linker) rename(from, name string) error {
+	link, err := l.get(from)
+	if err != nil {
+		return wrap("look up link", from, "", err)
+	}
+	if link.Up() {
+		if err := l.ack(func(seq uint32) []byte { return reqSetUp(seq, int32(link.Index), false) }); err != nil {
+			return wrap("take down (to rename it)", from, link.Kind, err)
+		}
+	}
+	if err := l.ack(func(seq uint32) []byte { return reqSetName(seq, int32(link.Index), name) }); err != nil {
+		return wrap("rename to "+name, from, link.Kind, err)
+	}
+	return nil
+}
+
+// SetCANBitrate sets the bitrate of CAN interface name, which must be down (as
+// `ip link set NAME type can bitrate RATE`). A device with a fixed list of
+// bitrates (slcan) refuses any other with EINVAL.
+func SetCANBitrate(name string, bitrate uint32) error {
+	return withRoute(func(rt roundTrip) error {
+		l := &linker{rt: rt}
+		link, err := l.get(name)
+		if err != nil {
+			return wrap("look up link", name, "", err)
+		}
+		return wrap(fmt.Sprintf("set bitrate %d on", bitrate), name, link.Kind,
+			l.ack(func(seq uint32) []byte { return reqSetCANBitrate(seq, int32(link.Index), bitrate) }))
+	})
+}

@@ -322,3 +322,38 @@ func parseLink(p []byte) (Link, error) {
 	}
 	return l, err
 }
+
+// reqSetName renames link index (what `ip link set dev OLD name NEW` sends);
+// the kernel refuses it on a running link (EBUSY) and for a taken name (EEXIST).
+func reqSetName(seq uint32, index int32, name string) []byte {
+	m := newLinkMsg(unix.RTM_NEWLINK, unix.NLM_F_REQUEST|unix.NLM_F_ACK, seq,
+		unix.IfInfomsg{Family: unix.AF_UNSPEC, Index: index})
+	m.attrString(unix.IFLA_IFNAME, name)
+	return m.bytes()
+}
+
+// canBittimingLen is sizeof(struct can_bittiming) (linux/can/netlink.h): eight
+// u32, bitrate first; the rest (sample point, tq, segments, SJW, BRP) are left 0
+// for the kernel to compute or, on a device with a fixed bitrate list such as
+// slcan, to check the bitrate against the list (drivers/net/can/dev/bittiming.c,
+// can_get_bittiming).
+const canBittimingLen = 32
+
+// reqSetCANBitrate sets a CAN link's bitrate (what `ip link set NAME type can
+// bitrate RATE` sends): IFLA_LINKINFO{IFLA_INFO_KIND "can",
+// IFLA_INFO_DATA{IFLA_CAN_BITTIMING}}. The kernel takes it only while the link
+// is down (EBUSY otherwise).
+func reqSetCANBitrate(seq uint32, index int32, bitrate uint32) []byte {
+	m := newLinkMsg(unix.RTM_NEWLINK, unix.NLM_F_REQUEST|unix.NLM_F_ACK, seq,
+		unix.IfInfomsg{Family: unix.AF_UNSPEC, Index: index})
+	li := m.begin(unix.IFLA_LINKINFO)
+	m.attrString(unix.IFLA_INFO_KIND, "can")
+	data := m.begin(unix.IFLA_INFO_DATA)
+	bt := m.begin(unix.IFLA_CAN_BITTIMING)
+	m.b = native.AppendUint32(m.b, bitrate)
+	m.b = append(m.b, make([]byte, canBittimingLen-4)...)
+	m.end(bt)
+	m.end(data)
+	m.end(li)
+	return m.bytes()
+}

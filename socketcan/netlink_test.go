@@ -68,6 +68,18 @@ func TestRequestBytes(t *testing.T) {
 		{"dellink", reqDelLink(7, 9), `
 			20000000 1100 0500 07000000 00000000 # RTM_DELLINK
 			00 00 0000 09000000 00000000 00000000`},
+		{"rename", reqSetName(8, 9, "can0"), `
+			2c000000 1000 0500 08000000 00000000 # len 44, RTM_NEWLINK, REQUEST|ACK
+			00 00 0000 09000000 00000000 00000000 # ifindex 9
+			0900 0300 63616e30 00 000000          # IFLA_IFNAME "can0"`},
+		{"can bitrate", reqSetCANBitrate(9, 9, 500000), `
+			54000000 1000 0500 09000000 00000000 # len 84
+			00 00 0000 09000000 00000000 00000000
+			3400 1200                             # IFLA_LINKINFO, 52 bytes
+			  0800 0100 63616e00                  #   IFLA_INFO_KIND "can"
+			  2800 0200                           #   IFLA_INFO_DATA, 40 bytes
+			    2400 0100                         #     IFLA_CAN_BITTIMING, struct can_bittiming
+			      20a10700 00000000 00000000 00000000 00000000 00000000 00000000 00000000 # bitrate 500000`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,6 +355,20 @@ func TestValidKind(t *testing.T) {
 			t.Errorf("validKind(%q, %q) = %v", tc.kind, tc.peer, err)
 		}
 	}
+}
+
+func TestRenameTakesTheLinkDownFirst(t *testing.T) {
+	l := Link{Index: 3, Name: "can5", Kind: "can", MTU: 16, Flags: unix.IFF_UP}
+	rt, done := fakeKernel(t, []step{
+		{reqGetLink(1, "can5"), linkMsg(1, l)},
+		{reqSetUp(2, 3, false), ackMsg(2, 0, "")},
+		{reqSetName(3, 3, "can0"), ackMsg(3, unix.EEXIST, "")},
+	})
+	err := (&linker{rt: rt}).rename("can5", "can0")
+	if !errors.Is(err, unix.EEXIST) {
+		t.Fatalf("rename to a taken name: %v, want EEXIST", err)
+	}
+	done()
 }
 
 func TestDeleteAndUp(t *testing.T) {

@@ -38,7 +38,7 @@ cache=${BUILD:-$repo/build}/vm
 mkdir -p "$cache"
 
 # The module list in load order: each module's dependencies (modinfo) first.
-want="can can-raw can-dev vcan vxcan veth e1000"
+want="can can-raw can-dev vcan vxcan slcan can-isotp veth e1000"
 modfile() {
 	f=$(find "$kdir/kernel" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" -o -name "$1.ko.gz" | head -n 1)
 	[ -n "$f" ] || vm_die "kernel module $1 not found under $kdir/kernel"

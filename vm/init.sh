@@ -6,6 +6,9 @@
 #   test    cand bridging the simulated bus to vcan0: cangen requests, their answers
 #   seq     cand again: cansequence through the bus, a flood whose losses are all
 #           counted, vcan0 down and up while traffic runs, SIGTERM during a flood
+#   slcan   cand with interface kind slcan (/etc/cand-slcan.yaml): can0 a kernel CAN
+#           netdev; frames both ways, ISO-TP, ip link's bitrate and down/up, error
+#           states under a wrong bitrate
 #   shell   interactive (make run on a host without SocketCAN)
 # Expectations (defaults in brackets):
 #   cand.periodic=SPEC  vmcheck -periodic spec for cand's periodic peer [0x200:min=5:dlc=8:counter=8]
@@ -449,6 +452,115 @@ MSG
 	setsid cttyhack sh -l
 }
 
+# status_field KEY: the first "KEY": value of cand status -json, without quotes.
+status_field() {
+	cand status -socket /run/cand/status.sock -json 2>/dev/null | tr ',{}' '\n\n\n' | sed -n "s/^ *\"$1\": *\"*\([^\"]*\)\"*$/\1/p" | head -n 1
+}
+
+# can_state IFACE: the "can state" of ip -details link show (ERROR-ACTIVE, ...).
+can_state() { ip -details link show "$1" | sed -n 's/.*can state \([A-Z-]*\).*/\1/p' | head -n 1; }
+state_in() { case " $2 " in *" $(can_state "$1") "*) return 0 ;; esac; return 1; }
+# state_changes IFACE: error-warn + error-pass + bus-off of ip -details -statistics
+# (the line after "re-started bus-errors arbit-lost error-warn error-pass bus-off").
+state_changes() { ip -details -statistics link show "$1" | awk '/error-warn error-pass bus-off/ { getline; print $4 + $5 + $6; exit }'; }
+changed_state() { [ "$(state_changes "$1")" -gt 0 ] 2>/dev/null; }
+bus_offs() { ip -details -statistics link show "$1" | awk '/error-warn error-pass bus-off/ { getline; print $6; exit }'; }
+had_bus_off() { [ "$(bus_offs "$1")" -gt 0 ] 2>/dev/null; }
+carrier_active() { ip link show "$1" | grep -q 'LOWER_UP' && [ "$(can_state "$1")" = ERROR-ACTIVE ]; }
+bitrate_is() { [ "$(status_field bitrate)" = "$1" ] && [ "$(status_field from)" = "$2" ]; }
+
+# slcan: cand with interface kind slcan. can0 is a kernel CAN netdev (the slcan
+# line discipline on a pseudo-terminal cand holds), with the configured 10 kbit/s.
+cand_slcan() {
+	echo "VMTEST BEGIN slcan"
+	[ -f /etc/cand-slcan.yaml ] || { fail slcan/config "no /etc/cand-slcan.yaml in the initramfs"; return; }
+	need_cand slcan || return
+	cand -config /etc/cand-slcan.yaml 2>/tmp/slcan-cand.err &
+	cand=$!
+	if poll 60 link_up can0; then
+		pass slcan/netdev-up
+	else
+		fail slcan/netdev-up "can0 not up 60 s after cand started; cand said: $(said /tmp/slcan-cand.err)"
+		stop "$cand" 10
+		return
+	fi
+	echo "--- ip -details link show can0 ---"
+	ip -details -statistics link show can0
+	if ip -details link show can0 | grep -qw 'bitrate 10000'; then pass slcan/kernel-bitrate; else fail slcan/kernel-bitrate "ip -details shows no bitrate 10000: $(ip -details link show can0 | tr '\n' ' ')"; fi
+	poll 20 bitrate_is 10000 configuration && pass slcan/status-bitrate ||
+		fail slcan/status-bitrate "cand status: bitrate $(status_field bitrate) from $(status_field from), want 10000 from configuration"
+
+	# Frames both ways through the pty, the bus and the answering peer, conserved.
+	start_dump slcan can0
+	scrape /tmp/slcan-m0.txt
+	# 100 ms apart: the adapter's two goroutines share the emulated CPUs with the
+	# owner thread, and a request and its answer take ~26 ms of the bus.
+	timeout 120 cangen can0 -I 123 -L 8 -D i -g 100 -p 10 -n 50 || fail slcan/cangen "cangen exited with status $?"
+	wait_count 122 50 /tmp/slcan.log 60 || true
+	scrape /tmp/slcan-m1.txt
+	vmcheck -name slcan -dump /tmp/slcan.log -answers "0x123:0x122:50" -no-error-frames -metrics /tmp/slcan-m1.txt -metrics-base /tmp/slcan-m0.txt -iface can0
+
+	# ISO-TP single frames: the peer's echo (ID - 1) is a valid single frame back.
+	isotprecv -s 321 -d 320 can0 >/tmp/isotp.out 2>/tmp/isotp.err &
+	local rcv=$!
+	sleep 1
+	echo "11 22 33 44 55" | isotpsend -s 321 -d 320 can0 2>>/tmp/isotp.err
+	if poll 20 grep -q "11 22 33 44 55" /tmp/isotp.out; then pass slcan/isotp; else fail slcan/isotp "isotprecv got '$(cat /tmp/isotp.out)'; $(cat /tmp/isotp.err)"; fi
+	stop "$rcv" 2
+	# The same on a vcan cand serves.
+	if poll 10 link_up vcan2; then
+		isotprecv -s 321 -d 320 vcan2 >/tmp/isotp-vcan.out 2>/tmp/isotp-vcan.err &
+		rcv=$!
+		sleep 1
+		echo "66 77 88" | isotpsend -s 321 -d 320 vcan2 2>>/tmp/isotp-vcan.err
+		if poll 20 grep -q "66 77 88" /tmp/isotp-vcan.out; then pass slcan/isotp-vcan; else fail slcan/isotp-vcan "isotprecv got '$(cat /tmp/isotp-vcan.out)'; $(cat /tmp/isotp-vcan.err)"; fi
+		stop "$rcv" 2
+	else
+		fail slcan/isotp-vcan "vcan2 not up"
+	fi
+
+	# ip link down and up: the controller off the bus and back (cand_link_up).
+	ip link set can0 down
+	if poll 10 metric_is cand_link_up can0 0; then pass slcan/link-down; else fail slcan/link-down "cand_link_up $(metric /tmp/poll-metrics.txt cand_link_up can0) after ip link set can0 down"; fi
+	ip link set can0 up
+	if poll 10 metric_is cand_link_up can0 1; then pass slcan/link-up; else fail slcan/link-up "cand_link_up $(metric /tmp/poll-metrics.txt cand_link_up can0) after ip link set can0 up"; fi
+
+	# ip link's bitrate reprograms the controller; on the 10 kbit/s bus its frames
+	# at 500 kbit/s are destroyed, and the error states show in ip -details.
+	ip link set can0 down
+	if ip link set can0 up type can bitrate 500000 2>/tmp/slcan-ip.err; then pass slcan/ip-bitrate; else fail slcan/ip-bitrate "$(cat /tmp/slcan-ip.err)"; fi
+	poll 20 bitrate_is 500000 "ip link" && pass slcan/reprogrammed ||
+		fail slcan/reprogrammed "cand status: bitrate $(status_field bitrate) from $(status_field from), want 500000 from ip link"
+	cansend can0 456#AA
+	# The controller goes warning, passive, bus-off and (restart_ms) back: the
+	# states pass quickly, their counts stay.
+	if poll 60 changed_state can0; then pass slcan/error-state; else fail slcan/error-state "can state $(can_state can0), no error-warn/error-pass/bus-off counted 60 s after a frame at the wrong bitrate"; fi
+	# The frame is retried until bus-off (the kernel's slcan turns the carrier off);
+	# cand restarts the controller (restart_ms 100), which drops the frame, and sets
+	# the interface down and up to turn the carrier on again.
+	if poll 60 had_bus_off can0; then pass slcan/bus-off; else fail slcan/bus-off "no bus-off counted in ip -details -statistics 60 s after a frame at the wrong bitrate (can state $(can_state can0))"; fi
+	if poll 30 carrier_active can0; then pass slcan/carrier-back; else fail slcan/carrier-back "after the bus-off: $(ip link show can0 | head -n 1), can state $(can_state can0); cand said: $(said /tmp/slcan-cand.err)"; fi
+	echo "--- ip -details -statistics link show can0 (wrong bitrate) ---"
+	ip -details -statistics link show can0
+	ip link set can0 down
+	ip link set can0 up type can bitrate 250000 && poll 20 bitrate_is 250000 "ip link" && pass slcan/reprogrammed-250k ||
+		fail slcan/reprogrammed-250k "cand status: bitrate $(status_field bitrate) from $(status_field from), want 250000"
+	ip link set can0 down
+	ip link set can0 up type can bitrate 10000 && poll 20 bitrate_is 10000 "ip link" || true
+	if poll 30 state_in can0 "ERROR-ACTIVE ERROR-WARNING"; then pass slcan/state-back; else fail slcan/state-back "can state $(can_state can0) after the bus's own bitrate again"; fi
+	cansend can0 345#BEEF
+	if poll 30 grep -q "344#BEEF" /tmp/slcan.log; then pass slcan/answered-again; else fail slcan/answered-again "no 344#BEEF on can0 after the bitrate went back to 10000"; fi
+	stop "$dump" 5
+	echo "--- ip -details -statistics link show can0 ---"
+	ip -details -statistics link show can0
+
+	if stop "$cand" 20 && [ "$rc" = 0 ]; then pass slcan/cand-exit; else fail slcan/cand-exit "exit status ${rc:-none} after SIGTERM; cand said: $(said /tmp/slcan-cand.err)"; fi
+	if [ ! -e /sys/class/net/can0 ]; then pass slcan/netdev-gone; else fail slcan/netdev-gone "can0 still there after cand exited"; fi
+	ip link del vcan2 2>/dev/null || true
+	echo "--- cand stderr (last 30 lines) ---"
+	tail -n 30 /tmp/slcan-cand.err
+}
+
 ip link set lo up
 load_modules || true
 mode=$(arg cand.mode test)
@@ -459,8 +571,9 @@ for m in $(echo "$mode" | tr ',' ' '); do
 	kernel) kernel_tests ;;
 	test) cand_test ;;
 	seq) cand_seq ;;
+	slcan) cand_slcan ;;
 	shell) shell ;;
-	*) fail vm/mode "unknown cand.mode=$m (want smoke, kernel, test, seq or shell)" ;;
+	*) fail vm/mode "unknown cand.mode=$m (want smoke, kernel, test, seq, slcan or shell)" ;;
 	esac
 	echo "vm: $m took $(($(cut -d. -f1 /proc/uptime) - t0)) s"
 done

@@ -15,7 +15,7 @@
 #   BUILD           build directory [<repo>/build]
 #   VM_CAND         a cand binary (static, linux/amd64) to test instead of building ./cmd/cand
 #   VM_CAND_CONFIG  cand's simulator config [vm/cand-vm.yaml]
-#   VM_MODES        the scenarios, in order [smoke,kernel,test,seq]
+#   VM_MODES        the scenarios, in order [smoke,kernel,test,seq,slcan]
 #   VM_PERIODIC     vmcheck -periodic spec for the config's periodic peer [0x200:min=5:dlc=8:counter=8: the sim peers put a big-endian uint64 counter in 8-byte frames]
 #   VM_REQ VM_ANS VM_N  request ID, answer ID, frame count [0x123 0x122 1000]
 #   VM_SEQN         frames cansequence sends [300]
@@ -25,7 +25,7 @@
 #   VM_ACCEL        qemu accelerator [tcg]; kvm where KVM is known to work
 set -eu
 . "$(dirname "$0")/common.sh"
-modes=${VM_MODES:-smoke,kernel,test,seq}
+modes=${VM_MODES:-smoke,kernel,test,seq,slcan}
 [ "${1:-}" = --smoke-only ] && modes=smoke
 config=${VM_CAND_CONFIG:-$here/cand-vm.yaml}
 periodic=${VM_PERIODIC:-0x200:min=5:dlc=8:counter=8}
@@ -54,7 +54,7 @@ fi
 if [ "$modes" != smoke ]; then
 	cand=${VM_CAND:-$BUILD/cand}
 	if [ -n "${VM_CAND:-}" ] || (cd "$repo" && CGO_ENABLED=0 go build -o "$BUILD/cand" ./cmd/cand) >"$out/cand-build.log" 2>&1; then
-		initrd_args="$initrd_args --cand $cand --config $config"
+		initrd_args="$initrd_args --cand $cand --config $config --extra $here/cand-slcan.yaml=/etc/cand-slcan.yaml"
 		[ -f "$config" ] || vm_die "$config: no such file (set VM_CAND_CONFIG)"
 	else
 		echo "vm: CGO_ENABLED=0 go build ./cmd/cand failed; running the smoke test only:" >&2
@@ -117,6 +117,13 @@ if has_mode seq; then
 	done
 	expected="$expected cansequence/no-error-frames flood/no-error-frames flood/overran"
 	expected="$expected seq/link-down seq/link-up seq/link-traffic seq/cand-exit seq/interfaces-down seq/unsent-logged"
+fi
+
+if has_mode slcan; then
+	expected="$expected slcan/netdev-up slcan/kernel-bitrate slcan/status-bitrate slcan/dump slcan/answers-0x123 slcan/conservation-0x123"
+	expected="$expected slcan/no-error-frames slcan/isotp slcan/isotp-vcan slcan/link-down slcan/link-up slcan/ip-bitrate slcan/reprogrammed slcan/error-state"
+	expected="$expected slcan/bus-off slcan/carrier-back"
+	expected="$expected slcan/reprogrammed-250k slcan/state-back slcan/answered-again slcan/cand-exit slcan/netdev-gone"
 fi
 
 boot=$(sed -n 's/^vm: init started at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)

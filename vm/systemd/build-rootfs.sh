@@ -25,7 +25,7 @@ mkdir -p "$cache"
 # The guest's packages. dbus: systemctl and logind talk over it; systemd-timesyncd
 # is left out (no network).
 packages="systemd systemd-sysv udev dbus iproute2 can-utils kmod procps"
-modules="can can-raw can-dev vcan vxcan veth"
+modules="can can-raw can-dev vcan vxcan slcan can-isotp veth"
 # Units a serial-console test VM does without: logins, periodic jobs, first-boot
 # prompts (the machine ID is fixed below), and what looks for hardware it lacks.
 masked="getty@tty1.service serial-getty@ttyS0.service console-getty.service

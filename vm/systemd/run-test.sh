@@ -13,7 +13,8 @@
 #
 # Environment:
 #   BUILD       build directory [<repo>/build]; the VM's files go to $BUILD/vm/systemd
-#   SD_PARTS    the driver's parts, in order [install,deb]
+#   SD_PARTS    the driver's parts, in order [install,slcan,deb]; slcan: systemd-networkd's
+#               [CAN] BitRate= on a slcan interface
 #   SD_DEB1 SD_DEB2  the two package versions [0.0~vm1 0.0~vm2]
 #   VM_TIMEOUT  hard limit for the VM in seconds [600]
 #   VM_SMP      guest CPUs [2]
@@ -25,7 +26,7 @@ BUILD=${BUILD:-$repo/build}
 export BUILD
 out=$BUILD/vm/systemd
 mkdir -p "$out"
-parts=${SD_PARTS:-install,deb}
+parts=${SD_PARTS:-install,slcan,deb}
 v1=${SD_DEB1:-0.0~vm1} v2=${SD_DEB2:-0.0~vm2}
 timeout=${VM_TIMEOUT:-600}
 start=$(date +%s)
@@ -112,6 +113,11 @@ if has_part deb; then
 		remove-binary-gone remove-conffile-kept remove-user-kept remove-link-stays purge purge-etc-gone \
 		purge-user-gone purge-disabled; do
 		expected="$expected deb/$c"
+	done
+fi
+if has_part slcan; then
+	for c in networkd start kernel-netdev networkd-bitrate status-bitrate netdev-gone; do
+		expected="$expected slcan/$c"
 	done
 fi
 boot=$(sed -n 's/.*multi-user.target reached at \([0-9.]*\) s.*/\1/p' "$log" | head -n 1)

@@ -1,12 +1,15 @@
 #!/bin/bash
 # vmtest.sh — the systemd VM's test driver, run by cand-vmtest.service once
 # multi-user.target is reached (vm/systemd/run-test.sh). Parts, from the kernel
-# command line cand.parts=install[,deb]:
+# command line cand.parts=install[,slcan][,deb]:
 #   install  cand as `make install DESTDIR=<root> PREFIX=/usr` put it into the root:
 #            the unit checked by systemd-analyze, Type=notify readiness, a missing
 #            chip, traffic both ways, restart and stop with a candump bound
 #            throughout, reload, the watchdog, journal fields, vxcan in a
 #            network namespace
+#   slcan    can0 as a slcan interface (a kernel CAN netdev on cand's pseudo-terminal)
+#            under the unit's sandbox, its bitrate set by systemd-networkd
+#            ([CAN] BitRate=250K) and taken by cand, gone when cand stops
 #   deb      the make-install files taken away, then the amd64 .deb: install,
 #            configure, upgrade to a higher version, remove, purge
 # Prints VMTEST PASS <check>, VMTEST FAIL <check>: <reason>, VMTEST SKIP <check>:
@@ -312,6 +315,33 @@ part_deb() {
 	check deb/purge-user-gone "user cand still there after dpkg -P" eval '! id cand >/dev/null 2>&1'
 	check deb/purge-disabled "enablement symlink left: $(ls /etc/systemd/system/multi-user.target.wants/ 2>&1 | tr '\n' ' ')" \
 		[ ! -e /etc/systemd/system/multi-user.target.wants/cand.service ]
+}
+
+# slcan: can0 as a kernel CAN netdev (interface.kind slcan) configured by
+# systemd-networkd like any CAN driver's: [CAN] BitRate= reprograms the controller.
+part_slcan() {
+	echo "VMTEST BEGIN slcan"
+	systemctl stop cand
+	for l in can0 can0p can1; do ip link del "$l" 2>/dev/null; done
+	ip netns del app 2>/dev/null
+	sed '/^      name: can0$/,/^      kind: vcan$/ { s/^      kind: vcan$/      kind: slcan/ }' "$lib/cand-sd.yaml" >"$conf"
+	mkdir -p /etc/systemd/network
+	printf '[Match]\nName=can0\n\n[CAN]\nBitRate=250K\n' >/etc/systemd/network/80-can0.network
+	check slcan/networkd "systemd-networkd does not start: $(systemctl status systemd-networkd --no-pager 2>&1 | tail -n 3 | tr '\n' '|')" \
+		systemctl start systemd-networkd
+	check slcan/start "systemctl start cand with kind slcan: $(said)" systemctl start cand
+	check slcan/kernel-netdev "can0 is no CAN netdev: $(ip -details link show can0 2>&1 | tr '\n' ' ')" \
+		eval 'ip -details link show can0 | grep -q "can state"'
+	check slcan/networkd-bitrate "ip -details after networkd: $(ip -details link show can0 2>&1 | grep -o 'bitrate [0-9]*' | head -n 1)" \
+		poll 60 eval 'ip -details link show can0 | grep -qw "bitrate 250000"'
+	# cand status -json is indented: compared without its blanks ("ip link": "iplink").
+	check slcan/status-bitrate "cand status: $(cand status -json 2>&1 | tr -d ' \n' | grep -o '"bit_timing":{[^}]*}')" \
+		poll 30 eval 'cand status -json 2>/dev/null | tr -d " \n" | grep -q "\"bitrate\":250000,.*\"from\":\"iplink\""'
+	systemctl stop cand
+	check slcan/netdev-gone "can0 still there after cand stopped: $(ip -br link show can0 2>&1)" eval '! ip link show can0 >/dev/null 2>&1'
+	rm -f /etc/systemd/network/80-can0.network
+	systemctl stop systemd-networkd
+	cp "$lib/cand-sd.yaml" "$conf"
 }
 
 echo "vm: test driver started at $(uptime_s) s of guest uptime; multi-user.target reached at $(prop multi-user.target ActiveEnterTimestampMonotonic | awk '{ printf "%.2f", $1 / 1e6 }') s"
