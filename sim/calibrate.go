@@ -283,14 +283,9 @@ func measureWoken() float64 {
 // less the host time of a read as the driver makes it on a real board
 // (measureBareRead): what the simulator itself puts in every gap. 0 if the
 // clock cannot bind (no /proc).
-func measureGapOverhead() float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	clk := clock.New()
-	if err := clk.BindCPU(); err != nil {
-		return 0
-	}
-	defer clk.UnbindCPU()
+func measureGapOverhead() float64 { return onBoundClock(gapOverheadOn) }
+
+func gapOverheadOn(clk *clock.Clock) float64 {
 	clk.SetFactor(2 * clock.FactorUnit) // scaled time beyond host time = the gaps
 	// An access costs the board more than the model's host time, as on every
 	// board profile (AccessNs ≥ 124 ns): Leave takes the same branch as there.

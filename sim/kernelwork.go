@@ -140,14 +140,9 @@ func readFull(fd int, b []byte) (int, error) {
 // a system call, beyond the part of it the clock counts as the call's: the
 // fastest of gapRuns runs of meterCalls pairs with no call between them, on a
 // clock bound to this thread. 0 if the clock cannot bind (no /proc).
-func measureMeter() float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	clk := clock.New()
-	if err := clk.BindCPU(); err != nil {
-		return 0
-	}
-	defer clk.UnbindCPU()
+func measureMeter() float64 { return onBoundClock(meterOn) }
+
+func meterOn(clk *clock.Clock) float64 {
 	var cpu clock.CPU
 	cpu.KernelFactor[kernelop.SocketWrite] = clock.FactorUnit
 	clk.SetCPU(cpu)
@@ -187,14 +182,9 @@ const nowReads = 20000
 
 // measureNow returns the host time of one clock read on the clock's CPU thread,
 // the fastest of gapRuns runs.
-func measureNow() float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	clk := clock.New()
-	if err := clk.BindCPU(); err != nil {
-		return 0
-	}
-	defer clk.UnbindCPU()
+func measureNow() float64 { return onBoundClock(nowOn) }
+
+func nowOn(clk *clock.Clock) float64 {
 	best := -1.0
 	var sink int64
 	for range gapRuns {
@@ -206,4 +196,17 @@ func measureNow() float64 {
 	}
 	_ = sink
 	return max(best, 0)
+}
+
+// onBoundClock runs measure on a new clock bound to this thread, locked to it,
+// and returns what it measured; 0 if the clock cannot bind (no /proc).
+func onBoundClock(measure func(*clock.Clock) float64) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clk := clock.New()
+	if err := clk.BindCPU(); err != nil {
+		return 0
+	}
+	defer clk.UnbindCPU()
+	return measure(clk)
 }
