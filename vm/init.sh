@@ -559,6 +559,37 @@ cand_slcan() {
 	ip link del vcan2 2>/dev/null || true
 	echo "--- cand stderr (last 30 lines) ---"
 	tail -n 30 /tmp/slcan-cand.err
+	slcan_overflow
+}
+
+# rx_over_errors IFACE: the kernel's count of RX overruns on IFACE.
+rx_over_errors() { cat "/sys/class/net/$1/statistics/rx_over_errors" 2>/dev/null || echo 0; }
+# rx_overrun IFACE: the kernel counted an RX overrun on IFACE.
+rx_overrun() { [ "$(rx_over_errors "$1")" -gt 0 ]; }
+
+# slcan_overflow: the chip overflows (/etc/cand-slcan-overflow.yaml); each RX
+# overflow cand reports shows in the slcan netdev's rx_over_errors, no more of
+# them than cand counted.
+slcan_overflow() {
+	[ -f /etc/cand-slcan-overflow.yaml ] || { fail slcan/overflow-config "no /etc/cand-slcan-overflow.yaml in the initramfs"; return; }
+	cand -config /etc/cand-slcan-overflow.yaml 2>/tmp/slcan-ovf.err &
+	cand=$!
+	if ! poll 60 link_up can0; then
+		fail slcan/overflow-up "can0 not up 60 s after cand started; cand said: $(said /tmp/slcan-ovf.err)"
+		stop "$cand" 10
+		return
+	fi
+	if poll 60 rx_overrun can0; then
+		scrape /tmp/slcan-ovf.txt
+		ovf=$(metric /tmp/slcan-ovf.txt cand_rx_overflows_total can0)
+		if [ "${ovf:-0}" -ge "$(rx_over_errors can0)" ]; then pass slcan/rx-over-errors; else
+			fail slcan/rx-over-errors "rx_over_errors $(rx_over_errors can0), more than cand's ${ovf:-?} overflows"; fi
+	else
+		scrape /tmp/slcan-ovf.txt
+		fail slcan/rx-over-errors "rx_over_errors still 0 60 s into a flood the chip cannot keep up with; cand_rx_overflows_total $(metric /tmp/slcan-ovf.txt cand_rx_overflows_total can0); cand said: $(said /tmp/slcan-ovf.err)"
+	fi
+	ip -details -statistics -statistics link show can0
+	stop "$cand" 20
 }
 
 ip link set lo up

@@ -54,7 +54,7 @@ fi
 if [ "$modes" != smoke ]; then
 	cand=${VM_CAND:-$BUILD/cand}
 	if [ -n "${VM_CAND:-}" ] || (cd "$repo" && CGO_ENABLED=0 go build -o "$BUILD/cand" ./cmd/cand) >"$out/cand-build.log" 2>&1; then
-		initrd_args="$initrd_args --cand $cand --config $config --extra $here/cand-slcan.yaml=/etc/cand-slcan.yaml"
+		initrd_args="$initrd_args --cand $cand --config $config --extra $here/cand-slcan.yaml=/etc/cand-slcan.yaml --extra $here/cand-slcan-overflow.yaml=/etc/cand-slcan-overflow.yaml"
 		[ -f "$config" ] || vm_die "$config: no such file (set VM_CAND_CONFIG)"
 	else
 		echo "vm: CGO_ENABLED=0 go build ./cmd/cand failed; running the smoke test only:" >&2
