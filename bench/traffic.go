@@ -213,7 +213,11 @@ func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h 
 	}
 	res.RingAtClose = w.ringAtClose
 	if w.ringAtClose > RingInFlight {
-		res.FramesLost = min(res.FramesLost+w.ringAtClose-RingInFlight, res.FramesOffered)
+		// Counted lost, not received, though the drain after the window
+		// delivered them: received + lost stays offered.
+		e := min(w.ringAtClose-RingInFlight, res.FramesReceived)
+		res.FramesReceived -= e
+		res.FramesLost += e
 	}
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
