@@ -38,8 +38,11 @@ func TestMetricsUnderLoad(t *testing.T) {
 	}
 	const loadWindow = 3 * time.Second
 	const busLoad = 10 // percent
+	// The owner writes the frames itself, as when this comparison was set: with
+	// the delivery thread a fresh-clone CI run saw 7 overflows with scrapers
+	// against 0 without, not yet explained (docs/clock.md).
 	r := newRigConfig(t).
-		board(config.SimBoardPi4).forceTurbo().
+		board(config.SimBoardPi4).forceTurbo().delivery(config.DeliveryOwner).
 		bitrate(1_000_000).
 		pollWindow(500*time.Microsecond).
 		peer(loadPeer("flood", 0x123, 8, busLoad)).

@@ -23,6 +23,7 @@ type rigConfig struct {
 	status      string   // status.socket and, if any, status.group, as YAML
 	sections    []string // further top-level sections, each a "key: value" line
 	hardware    []string // hardware keys beyond the backend, as YAML
+	realtime    []string // realtime keys beyond priority 0 and mlockall false, as YAML
 }
 
 // rigController is one controller's keys, each kept as its YAML text.
@@ -71,6 +72,12 @@ func (c *rigConfig) clockRule(r config.SimCPU) *rigConfig {
 // kernelCost charges the owner's system calls by k (hardware.sim_kernel_cost).
 func (c *rigConfig) kernelCost(k config.SimKernelCost) *rigConfig {
 	c.hardware = append(c.hardware, "sim_kernel_cost: "+string(k))
+	return c
+}
+
+// delivery sets realtime.delivery.
+func (c *rigConfig) delivery(d config.Delivery) *rigConfig {
+	c.realtime = append(c.realtime, "delivery: "+string(d))
 	return c
 }
 
@@ -248,7 +255,8 @@ func (c *rigConfig) start() *rig {
 // config.Parse fills in their defaults.
 func (c *rigConfig) yaml() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "hardware: {%s}\nrealtime: {priority: 0, mlockall: false}\n", strings.Join(append([]string{"backend: sim"}, c.hardware...), ", "))
+	fmt.Fprintf(&b, "hardware: {%s}\nrealtime: {%s}\n", strings.Join(append([]string{"backend: sim"}, c.hardware...), ", "),
+		strings.Join(append([]string{"priority: 0", "mlockall: false"}, c.realtime...), ", "))
 	if len(c.metrics) > 0 {
 		fmt.Fprintf(&b, "metrics: {%s}\n", strings.Join(c.metrics, ", "))
 	}
