@@ -116,11 +116,11 @@ func clockTables(w io.Writer, rep *Report) {
 	}
 	fmt.Fprintln(w)
 	tableHead(w, "Host time taken out of the virtual Pi's time, and board time charged (ms)",
-		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md), calibration (strict rule: the owner thread's calibration bursts, the simulator's own time, docs/boards.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board.",
-		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | calibration | longest µs | charged: CPU × factor | parks | wake-ups | shared core |",
-		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		"Removed: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park's host time; its board cost is charged), wake-up (the host's wake-up path; the board's is charged), register model (the model's host time beyond the board's access time), bus late (the bus thread woken late), stall (dedicated rule: any gap without a wait), kernel outlier (strict rule: a system call's CPU time far beyond the median gap's, docs/clock.md), calibration (strict rule: the owner thread's calibration bursts, the simulator's own time, docs/boards.md). Charged: the owner's running × (factor − 1), the board's parks and wake-ups, the other threads on a one-core board, its system calls at the board's kernel cost and its clock reads at the board's cost of a read, each beyond their host time (negative: the host was slower).",
+		"| scenario | board, clock rule | removed: runqueue | steal | park | wake-up | register model | bus late | stall | kernel outlier | calibration | longest µs | charged: CPU × factor | parks | wake-ups | shared core | system calls | clock reads |",
+		"|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	removed := []string{"runqueue", "steal", "park", "wake_up", "register_model", "bus_late", "stall", "kernel_outlier", "calibration"}
-	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core"}
+	charged := []string{"cpu_scaled", "park", "wake_up", "shared_core", "kernel", "clock_read"}
 	for _, s := range rep.Scenarios {
 		c := s.Clock
 		fmt.Fprintf(w, "| %s | %s |", s.Name, simCPU(s))

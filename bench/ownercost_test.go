@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,6 +53,15 @@ func TestOwnerCostPerFrame(t *testing.T) {
 			"charged running %.2f host µs, owner thread %.1f host µs, process %.1f µs; CPU factor %.2f at %.0f MHz; host load %.2f → %.2f",
 			step, res.DurationS, res.FramesOffered, res.FramesReceived, n/res.DurationS, res.FramesLost, res.RXOverflows,
 			charged, owner, res.CPUUsPerFrame, res.Clock.CPUFactor, res.Clock.ARMMHz, load0, hostLoadAvg())
+		c := res.Clock
+		line := fmt.Sprintf("board µs per received frame: running × factor %.1f, system calls %.1f, clock reads %.1f (%.1f reads), parks %.1f (%.2f), wake-ups %.1f (%.2f)",
+			(c.ChargedMs["cpu_scaled"]*c.CPUFactor/(c.CPUFactor-1))*1e3/n, (c.ChargedMs["kernel"])*1e3/n, c.ChargedMs["clock_read"]*1e3/n, float64(c.ClockReads)/n,
+			c.ChargedMs["park"]*1e3/n, float64(c.Parks)/n, c.ChargedMs["wake_up"]*1e3/n, float64(c.WakeUps)/n)
+		for _, op := range slices.Sorted(maps.Keys(c.SystemCalls)) {
+			k := c.SystemCalls[op]
+			line += fmt.Sprintf("; %s %.2f/frame at %.2f board µs", op, float64(k.Calls)/n, k.BoardMs*1e3/float64(k.Calls))
+		}
+		t.Log(line)
 	}
 }
 

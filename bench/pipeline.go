@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cand/internal/kernelop"
 	"context"
 	"fmt"
 	"runtime"
@@ -376,14 +377,24 @@ func clockOf(pi *sim.Pi) ClockResult {
 		CPUFactor: pi.Factor(), ARMMHz: float64(arm) / 1e6, CoreMHz: float64(core) / 1e6,
 		HostKernelNs: b.Host.KernelNs, HostHandOffNs: b.Host.HandOffNs,
 		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
-		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs)},
-		Parks:     cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
+		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs),
+			"kernel": ms(cs.KernelNs), "clock_read": ms(cs.ClockReadNs)},
+		Parks: cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
 		AheadMs:           ms(pi.Clock().Ahead()),
 		CPUFactorRun:      Spread(cs.Factor),
 		HostKernelNsRun:   Spread(cs.HostKernelNs),
 		CalibrationBursts: cs.CalibBursts}
 	if b.Host.KernelNs > 0 {
 		r.BoardKernelNs = b.KernelNs(arm)
+	}
+	r.ClockReads = cs.ClockReads
+	for op, k := range cs.Kernel {
+		if k.Calls > 0 {
+			if r.SystemCalls == nil {
+				r.SystemCalls = map[string]SystemCalls{}
+			}
+			r.SystemCalls[kernelop.Op(op).String()] = SystemCalls{Calls: k.Calls, HostMs: ms(k.HostNs), BoardMs: ms(k.BoardNs)}
+		}
 	}
 	for c := clock.Category(0); c < clock.NumCategories; c++ {
 		r.RemovedMs[c.String()] = ms(cs.Removed[c].Ns)

@@ -106,10 +106,15 @@ type ClockResult struct {
 	Removals     map[string]uint64  `json:"removals"`
 	RemovedMaxUs float64            `json:"removed_max_us"`
 	// ChargedMs: board time charged beyond host time for cand's own work (strict
-	// rule), by kind (cpu_scaled, park, wake_up, shared_core).
+	// rule), by kind (cpu_scaled, park, wake_up, shared_core, kernel: the owner's
+	// system calls at the board's kernel cost, clock_read: its clock reads at the
+	// board's cost of a read).
 	ChargedMs map[string]float64 `json:"charged_ms"`
-	Parks     uint64             `json:"parks"`
-	WakeUps   uint64             `json:"wake_ups"`
+	// SystemCalls: the owner thread's metered system calls by kind (strict rule).
+	SystemCalls map[string]SystemCalls `json:"system_calls,omitempty"`
+	ClockReads  int64                  `json:"clock_reads"`
+	Parks       uint64                 `json:"parks"`
+	WakeUps     uint64                 `json:"wake_ups"`
 	// FloorKeptMs is removal the floors refused; AheadMs how far the board's time
 	// ended ahead of host time (negative: behind).
 	FloorKeptMs float64 `json:"floor_kept_ms"`
@@ -117,6 +122,14 @@ type ClockResult struct {
 	// ForgivingMs is what the forgiving dedicated rule would have removed from
 	// the same gaps (strict rule; an indication).
 	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
+}
+
+// SystemCalls is one kind of the owner's metered system calls: how many, their
+// host time and the board time they were charged.
+type SystemCalls struct {
+	Calls   uint64  `json:"calls"`
+	HostMs  float64 `json:"host_ms"`
+	BoardMs float64 `json:"board_ms"`
 }
 
 // Spread is a figure's least, median and greatest over a run.

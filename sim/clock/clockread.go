@@ -14,5 +14,7 @@ func (c *Clock) clockReads(run int64) (rest, board int64) {
 		return run, 0
 	}
 	host := min(n*c.cpu.readHost.Load(), run)
+	c.acct.readsN.Add(n)
+	c.acct.readNs.Add(n*b - host)
 	return run - host, n * b
 }

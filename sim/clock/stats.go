@@ -69,6 +69,9 @@ type Stats struct {
 	// that kernel work than the board. Kernel counts them by kind.
 	KernelNs int64
 	Kernel   [kernelop.NumOps]KernelCalls
+	// ClockReads counts the CPU thread's clock reads charged at the board's cost
+	// of a read (clockread.go); ClockReadNs is that charge beyond their host ns.
+	ClockReads, ClockReadNs int64
 	// Parks and Wakes count the Go runtime parks and the wake-ups charged.
 	Parks, Wakes uint64
 	// FloorKeptNs is removal the floors refused (Reach, Commit, a model's time).
@@ -97,7 +100,7 @@ func (s Stats) RemovedNs() int64 {
 
 // ChargedNs is the total board time charged beyond host time (strict rule).
 func (s Stats) ChargedNs() int64 {
-	return s.ScaledNs + s.KernelNs + s.ParkNs + s.WakeNs + s.SharedCoreNs
+	return s.ScaledNs + s.KernelNs + s.ClockReadNs + s.ParkNs + s.WakeNs + s.SharedCoreNs
 }
 
 // add records a removal of ns in category cat (mu held).

@@ -17,6 +17,9 @@ import "sync/atomic"
 // acctState is the strict rule's running account, written by the CPU thread.
 type acctState struct {
 	reads  atomic.Int64 // the CPU thread's clock reads since the last charge (clockReads)
+	// readsN and readNs: the clock reads charged, and their board ns beyond
+	// their host ns.
+	readsN, readNs atomic.Int64
 	short  atomic.Int64 // host ns of short gaps since the last look
 	model  atomic.Int64 // host ns inside register accesses since the last look
 	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's user code
@@ -36,6 +39,8 @@ func (a *acctState) reset() {
 func (a *acctState) addTo(s *Stats) {
 	s.ScaledNs += a.scaled.Load()
 	s.KernelNs += a.kernel.Load()
+	s.ClockReads += a.readsN.Load()
+	s.ClockReadNs += a.readNs.Load()
 	s.FloorKeptNs += a.kept.Load()
 	s.IdleNs += a.idle.Load()
 	s.Removed[Model].Count += a.models.Load()
