@@ -49,9 +49,9 @@ func TestOwnerCostPerFrame(t *testing.T) {
 		n := float64(res.FramesReceived)
 		charged := res.Clock.ChargedMs["cpu_scaled"] * 1e3 / (res.Clock.CPUFactor - 1) / n
 		owner := res.OwnerBusy * res.DurationS * 1e6 / n
-		t.Logf("%s: %.1f s, offered %d, received %d (%.0f/s), lost %d, overflows %d; per received frame: "+
+		t.Logf("%s: %.1f s, offered %d, received %d (%.0f/s), lost %d, overflows %d, ring drops %d, in the ring at close %d; per received frame: "+
 			"charged running %.2f host µs, owner thread %.1f host µs, process %.1f µs; CPU factor %.2f at %.0f MHz; host load %.2f → %.2f",
-			step, res.DurationS, res.FramesOffered, res.FramesReceived, n/res.DurationS, res.FramesLost, res.RXOverflows,
+			step, res.DurationS, res.FramesOffered, res.FramesReceived, n/res.DurationS, res.FramesLost, res.RXOverflows, res.RingDrops, res.RingAtClose,
 			charged, owner, res.CPUUsPerFrame, res.Clock.CPUFactor, res.Clock.ARMMHz, load0, hostLoadAvg())
 		c := res.Clock
 		line := fmt.Sprintf("board µs per received frame: running × factor %.1f, system calls %.1f, clock reads %.1f (%.1f reads), parks %.1f (%.2f), wake-ups %.1f (%.2f)",

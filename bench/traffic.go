@@ -78,8 +78,11 @@ type RXFigures struct {
 	// any frame is at any instant, they count as lost (part of FramesLost), so
 	// that a delivery falling behind the chip is not forgiven by the drain after
 	// the window.
-	RingAtClose            uint64  `json:"ring_at_close"`
-	RXOverflows            uint64  `json:"rx_overflows"`
+	RingAtClose uint64 `json:"ring_at_close"`
+	RXOverflows uint64 `json:"rx_overflows"`
+	// RingDrops is the frames lost to a full RX ring (cand_rx_ring_drops_total):
+	// the socket side fell behind the chip.
+	RingDrops              uint64  `json:"rx_ring_drops"`
 	SPITransfersPerRXFrame float64 `json:"spi_transfers_per_rx_frame"`
 	SPIBytesPerRXFrame     float64 `json:"spi_bytes_per_rx_frame"`
 }
@@ -99,22 +102,22 @@ func (f *RXFigures) setFrames(c counts) {
 
 // portCounters are one controller's counters at an instant.
 type portCounters struct {
-	rx, intXfers, intBytes, xfers, bytes, overflows, tx uint64
+	rx, intXfers, intBytes, xfers, bytes, overflows, tx, ringDrops uint64
 }
 
 func countersOf(m *metrics.Controller) portCounters {
 	return portCounters{rx: m.RXFrames.Load(), intXfers: m.RXSPITransfers.Load(), intBytes: m.RXSPIBytes.Load(),
-		xfers: m.Polls.Load() + m.Sleeps.Load(), bytes: m.SPIBytes.Load(), overflows: m.RXOverflows.Load(), tx: m.TXFrames.Load()}
+		xfers: m.Polls.Load() + m.Sleeps.Load(), bytes: m.SPIBytes.Load(), overflows: m.RXOverflows.Load(), tx: m.TXFrames.Load(), ringDrops: m.RXRingDrops.Load()}
 }
 
 func (c portCounters) minus(o portCounters) portCounters {
 	return portCounters{rx: c.rx - o.rx, intXfers: c.intXfers - o.intXfers, intBytes: c.intBytes - o.intBytes,
-		xfers: c.xfers - o.xfers, bytes: c.bytes - o.bytes, overflows: c.overflows - o.overflows, tx: c.tx - o.tx}
+		xfers: c.xfers - o.xfers, bytes: c.bytes - o.bytes, overflows: c.overflows - o.overflows, tx: c.tx - o.tx, ringDrops: c.ringDrops - o.ringDrops}
 }
 
 func (c portCounters) plus(o portCounters) portCounters {
 	return portCounters{rx: c.rx + o.rx, intXfers: c.intXfers + o.intXfers, intBytes: c.intBytes + o.intBytes,
-		xfers: c.xfers + o.xfers, bytes: c.bytes + o.bytes, overflows: c.overflows + o.overflows, tx: c.tx + o.tx}
+		xfers: c.xfers + o.xfers, bytes: c.bytes + o.bytes, overflows: c.overflows + o.overflows, tx: c.tx + o.tx, ringDrops: c.ringDrops + o.ringDrops}
 }
 
 // perFrame is a/n, 0 for no frames.
@@ -169,6 +172,7 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 		res.SPITransfersPerTXFrame = perFrame(all.xfers-all.intXfers, all.tx)
 		res.SPIBytesPerTXFrame = perFrame(all.bytes-all.intBytes, all.tx)
 	}
+	res.RingDrops = all.ringDrops
 	if len(d) < 2 {
 		return
 	}
@@ -184,7 +188,7 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 				p.received += s.received
 			}
 		}
-		pr := PortResult{Name: names[i], RXFigures: RXFigures{RXOverflows: c.overflows,
+		pr := PortResult{Name: names[i], RXFigures: RXFigures{RXOverflows: c.overflows, RingDrops: c.ringDrops,
 			SPITransfersPerRXFrame: perFrame(c.intXfers, c.rx), SPIBytesPerRXFrame: perFrame(c.intBytes, c.rx)},
 			RXEndToEnd: stageOf(ms[i].RXEndToEnd.Snapshot())}
 		pr.setFrames(p)
