@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/internal/rawsys"
 	"errors"
 	"fmt"
 	"math"
@@ -145,7 +146,7 @@ func (d *Delivery) wake() {
 		d.stats.spinWakes.Add(1)
 		k := meter{d.ownerKernel}
 		k.enter(kernelop.SimOnly)
-		unix.Write(d.wakeFd, one[:])
+		rawsys.Write(d.wakeFd, one[:])
 		k.exit(kernelop.SimOnly)
 		return
 	}
@@ -153,7 +154,7 @@ func (d *Delivery) wake() {
 	d.boardWake.Store(true)
 	k := meter{d.ownerKernel}
 	k.enter(kernelop.Wake)
-	unix.Write(d.wakeFd, one[:])
+	rawsys.Write(d.wakeFd, one[:]) // an eventfd write blocks only at a count of 2^64-2
 	k.exit(kernelop.Wake)
 }
 

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/internal/rawsys"
 	"errors"
 	"fmt"
 	"time"
@@ -71,12 +72,14 @@ func (o *Owner) loop(ep int) error {
 	for {
 		o.beat()
 		if timeout >= 0 {
+			var n int
+			var err error
 			if timeout == 0 {
 				o.kernel.enter(kernelop.EpollLook)
-			}
-			n, err := unix.EpollWait(ep, events[:], timeout)
-			if timeout == 0 {
+				n, err = rawsys.EpollLook(ep, events[:])
 				o.kernel.exit(kernelop.EpollLook)
+			} else {
+				n, err = unix.EpollWait(ep, events[:], timeout)
 			}
 			if err != nil && !errors.Is(err, unix.EINTR) {
 				return fmt.Errorf("owner: epoll_wait: %w", err)

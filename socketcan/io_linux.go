@@ -37,7 +37,8 @@ func ReadFrame(fd int, b *[FrameSize]byte, drops *uint32) (n int, err error) {
 	msg.SetIovlen(1)
 	msg.SetControllen(oobWords * 8)
 	for {
-		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+		// MSG_DONTWAIT: it cannot block, so it is made raw (rawsys).
+		r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
 		if e == unix.EINTR {
 			continue
 		}
@@ -93,10 +94,11 @@ func cmsgAlign(n int) int {
 // it returns unix.EAGAIN (socket buffer full) or unix.ENOBUFS (the
 // interface's TX queue is full; vcan and vxcan have none, real CAN devices
 // do): count it and retry when the fd is writable. EINTR is retried. It
-// does not allocate.
+// does not allocate. fd must be non-blocking (as Open's and the daemon's
+// socket pairs are): the call is made raw, keeping the thread's P (rawsys).
 func WriteFrame(fd int, b *[FrameSize]byte) error {
 	for {
-		r, _, e := unix.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), FrameSize)
+		r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), FrameSize)
 		if e == unix.EINTR {
 			continue
 		}

@@ -1,6 +1,7 @@
 package gpio
 
 import (
+	"cand/internal/rawsys"
 	"errors"
 	"io"
 
@@ -30,7 +31,7 @@ func ReadEvents(fd int, buf []byte, ev []Event) (n int, err error) {
 	}
 	var got int
 	for {
-		got, err = unix.Read(fd, buf[:max*EventSize])
+		got, err = rawsys.Read(fd, buf[:max*EventSize]) // a non-blocking line fd
 		if err != unix.EINTR {
 			break
 		}
