@@ -66,6 +66,21 @@ const (
 	SimBoardPi4    SimBoard = "pi4"
 )
 
+// SimHostNoise is what the strict rule does with the owner thread's running far
+// beyond the median of the same stretch of its code: the host's interrupts and
+// hypervisor exits counted as the thread's CPU time (backend sim only;
+// docs/clock.md, "Host noise").
+type SimHostNoise string
+
+const (
+	// SimHostNoiseClip: running beyond 8 times its stretch's median, and beyond
+	// 5 µs, is taken out as the host's (the default).
+	SimHostNoiseClip SimHostNoise = "clip"
+	// SimHostNoiseCharge: every running charged at the board's factor, host
+	// noise included, for comparison.
+	SimHostNoiseCharge SimHostNoise = "charge"
+)
+
 // SimKernelCost is how the strict rule charges the owner thread's system calls
 // (backend sim only; docs/boards.md, "What the board's kernel costs").
 type SimKernelCost string
@@ -132,6 +147,8 @@ type Hardware struct {
 	SimForceTurbo bool `yaml:"sim_force_turbo"`
 	// SimKernelCost is board (default) or user_factor; see SimKernelCost.
 	SimKernelCost SimKernelCost `yaml:"sim_kernel_cost"`
+	// SimHostNoise is clip (default) or charge; see SimHostNoise.
+	SimHostNoise SimHostNoise `yaml:"sim_host_noise"`
 	// SimStallBusAfter stalls the virtual Pi's peripheral bus this long (host time)
 	// after cand starts: the owner thread's next SPI0 or GPIO access never returns,
 	// as on a board whose bus hangs, so the systemd watchdog can be seen to act.
@@ -482,6 +499,9 @@ func (SimBoard) choices() []string {
 }
 func (SimKernelCost) choices() []string {
 	return []string{string(SimKernelCostBoard), string(SimKernelCostUserFactor)}
+}
+func (SimHostNoise) choices() []string {
+	return []string{string(SimHostNoiseClip), string(SimHostNoiseCharge)}
 }
 func (Mode) choices() []string {
 	return []string{string(ModeNormal), string(ModeListenOnly), string(ModeLoopback)}

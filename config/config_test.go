@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:2:14: controllers[0].bitrate: "500000" is a quoted string; expected an integer: remove the quotes`},
 		{"list where a mapping belongs", "x.yaml",
 			"hardware: [sim]\n" + ok500,
-			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, clock_source, analyzer_pins, hold_cpu_clock, sim_cpu, sim_board, sim_force_turbo, sim_kernel_cost, sim_stall_bus_after; got a list`},
+			`x.yaml:1:11: hardware: expected a mapping with keys backend, core_clock_hz, poll_budget, gpio_chip, clock_source, analyzer_pins, hold_cpu_clock, sim_cpu, sim_board, sim_force_turbo, sim_kernel_cost, sim_host_noise, sim_stall_bus_after; got a list`},
 		{"scalar where a list belongs", "x.yaml",
 			"controllers: 1\n",
 			`x.yaml:1:14: controllers: expected a list ("- item" lines, or [a, b]); got "1"`},
@@ -255,7 +255,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := &Config{
 		Hardware: Hardware{Backend: BackendSim, PollBudget: Duration(20 * time.Microsecond), GPIOChip: "/dev/gpiochip0",
-			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUStrict, SimBoard: SimBoardPi3, SimKernelCost: SimKernelCostBoard, ClockSource: ClockSourceAuto},
+			AnalyzerPins: AnalyzerPins{-1, -1, -1}, SimCPU: SimCPUStrict, SimBoard: SimBoardPi3, SimKernelCost: SimKernelCostBoard, SimHostNoise: SimHostNoiseClip, ClockSource: ClockSourceAuto},
 		Realtime: Realtime{Priority: 40, CPU: -1, Mlockall: ptr(true), Delivery: DeliveryAuto, DeliveryCPU: -1},
 		Metrics: Metrics{Listen: ptr("127.0.0.1:9108"), MaxConnections: 8, ReadTimeout: Duration(5 * time.Second),
 			WriteTimeout: Duration(10 * time.Second), IdleTimeout: Duration(30 * time.Second)},

@@ -106,6 +106,7 @@ func configDefaults() []setting[Config] {
 		absent("hardware.sim_cpu", func(c *Config) { c.Hardware.SimCPU = SimCPUStrict }),
 		absent("hardware.sim_board", func(c *Config) { c.Hardware.SimBoard = SimBoardPi3 }),
 		absent("hardware.sim_kernel_cost", func(c *Config) { c.Hardware.SimKernelCost = SimKernelCostBoard }),
+		absent("hardware.sim_host_noise", func(c *Config) { c.Hardware.SimHostNoise = SimHostNoiseClip }),
 		// On a real board the idle clock is where the simulator's first frame
 		// losses mostly came from (docs/BENCHMARKS.md, "The classes on the final
 		// code": 72 of 96 at 600 MHz in a step's first 100 ms); on the virtual Pi

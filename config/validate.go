@@ -128,7 +128,7 @@ func (v checker) hardware(h *Hardware) {
 	if v.has("hardware.sim_cpu") && h.Backend != BackendSim {
 		v.warn("hardware.sim_cpu", "ignored: the %s backend runs on the real CPU", h.Backend)
 	}
-	for _, key := range []string{"hardware.sim_board", "hardware.sim_force_turbo", "hardware.sim_kernel_cost", "hardware.sim_stall_bus_after"} {
+	for _, key := range []string{"hardware.sim_board", "hardware.sim_force_turbo", "hardware.sim_kernel_cost", "hardware.sim_host_noise", "hardware.sim_stall_bus_after"} {
 		if v.has(key) && h.Backend != BackendSim {
 			v.warn(key, "ignored: the %s backend runs on the board it finds", h.Backend)
 		}

@@ -91,6 +91,7 @@ func New(cfg *config.Config) (*Pi, error) {
 	p := &Pi{board: board, rule: rule, clk: clk, soc: soc.NewOn(board.CoreMaxHz, board.SoC, clk)}
 	if rule == config.SimCPUStrict {
 		clk.SetKernel(newBurstKernel())
+		clk.SetNoise(h.SimHostNoise != config.SimHostNoiseCharge)
 		p.gov = newGovernor(board, h.HoldCPUClock, clk, p.soc)
 	}
 	for i := range cfg.Controllers {

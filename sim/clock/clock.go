@@ -150,6 +150,7 @@ func (r Rule) String() string {
 
 // Clock is one virtual Pi's time base. The zero value is not usable; use New.
 type Clock struct {
+	noise    noiseState
 	off      atomic.Int64 // virtual = host - off (negative: the board ahead)
 	reached  atomic.Int64 // latest virtual time a model was advanced to: no removal goes below
 	commit   atomic.Int64 // virtual time the hardware committed to (an SPI transfer's end)
@@ -248,6 +249,7 @@ func (c *Clock) Stats() Stats {
 	c.acct.addTo(&s)
 	c.calibTo(&s)
 	c.kernelTo(&s)
+	c.noiseTo(&s)
 	return s
 }
 
@@ -280,7 +282,11 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 // Access is a register access by the CPU: it returns the virtual time of the
 // access, after charging or removing the gap that preceded it under the rule.
 // Under the strict rule call Leave when the access is done.
-func (c *Clock) Access() int64 {
+func (c *Clock) Access() int64 { return c.AccessAt(0) }
+
+// AccessAt is Access at site (Site; 0: unnamed), which keys the gap before it
+// for the host-noise rule (noise.go).
+func (c *Clock) AccessAt(site uint32) int64 {
 	now := c.h.now()
 	prev := c.lastAcc.Swap(now)
 	if c.tid.Load() != 0 {
@@ -291,9 +297,9 @@ func (c *Clock) Access() int64 {
 				c.stalled(now, prev, gap)
 			}
 		case gap > LookGap:
-			c.look(now, prev, gap)
+			c.look(now, prev, gap, c.noiseKey(site))
 		default:
-			c.running(now, gap)
+			c.running(now, gap, c.noiseKey(site))
 		}
 	}
 	c.accAt.Store(now)

@@ -68,6 +68,7 @@ func (c *Clock) Exit(op kernelop.Op) {
 	own := c.cpu.meter.Load()
 	c.kern.host.Add(d + own)
 	c.kern.board.Add(b + own)
+	c.noise.calls.Add(1)
 	n := &c.kern.ops[op]
 	n.calls.Add(1)
 	n.host.Add(d)

@@ -30,10 +30,13 @@ const (
 	// Calibration: the strict rule's calibration bursts on the CPU thread
 	// (calib.go): the simulator's own time.
 	Calibration
+	// HostNoise: the strict rule's removal of running far beyond the median of
+	// the same stretch of code (noise.go): the host's interrupts and exits.
+	HostNoise
 	NumCategories
 )
 
-var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall", "kernel_outlier", "calibration"}
+var categoryNames = [NumCategories]string{"runqueue", "steal", "park", "wake_up", "bus_late", "register_model", "stall", "kernel_outlier", "calibration", "host_noise"}
 
 // String is the category's name in metrics and reports.
 func (c Category) String() string {

@@ -16,18 +16,18 @@ import "sync/atomic"
 
 // acctState is the strict rule's running account, written by the CPU thread.
 type acctState struct {
-	reads  atomic.Int64 // the CPU thread's clock reads since the last charge (clockReads)
+	reads atomic.Int64 // the CPU thread's clock reads since the last charge (clockReads)
 	// readsN and readNs: the clock reads charged, and their board ns beyond
 	// their host ns.
 	readsN, readNs atomic.Int64
-	short  atomic.Int64 // host ns of short gaps since the last look
-	model  atomic.Int64 // host ns inside register accesses since the last look
-	scaled atomic.Int64 // board ns charged beyond host ns for the CPU's user code
-	kernel atomic.Int64 // board ns charged beyond host ns for its metered system calls
-	kept   atomic.Int64 // a short gap's removal the floors refused
-	idle   atomic.Int64 // board ns the CPU thread waited for the hardware
-	models atomic.Uint64
-	modelN atomic.Int64 // host ns of the register model removed
+	short          atomic.Int64 // host ns of short gaps since the last look
+	model          atomic.Int64 // host ns inside register accesses since the last look
+	scaled         atomic.Int64 // board ns charged beyond host ns for the CPU's user code
+	kernel         atomic.Int64 // board ns charged beyond host ns for its metered system calls
+	kept           atomic.Int64 // a short gap's removal the floors refused
+	idle           atomic.Int64 // board ns the CPU thread waited for the hardware
+	models         atomic.Uint64
+	modelN         atomic.Int64 // host ns of the register model removed
 }
 
 func (a *acctState) reset() {
@@ -47,6 +47,12 @@ func (a *acctState) addTo(s *Stats) {
 	s.Removed[Model].Ns += a.modelN.Load()
 }
 
+// noiseTo adds the host-noise rule's removals to s.
+func (c *Clock) noiseTo(s *Stats) {
+	s.Removed[HostNoise].Count += uint64(c.noise.n.Load())
+	s.Removed[HostNoise].Ns += c.noise.ns.Load()
+}
+
 // sample is the CPU thread as the kernel counts it.
 type sample struct {
 	exec, rd int64 // its CPU time and run delay, ns
@@ -61,11 +67,12 @@ type sample struct {
 // running, less the simulator's overhead in it: its user code at the factor, its
 // metered system calls at the board's kernel cost (kernel.go), which may be less
 // than their host time.
-func (c *Clock) running(now, gap int64) {
+func (c *Clock) running(now, gap int64, key uint32) {
 	c.acct.short.Add(gap)
 	run0 := max(gap-c.cpu.gapOverhead.Load(), 0)
 	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
+	user -= c.noiseIn(key, user) // the host's, left out with the rest of run0
 	up := scaled(user, c.cpu.factor.Load())
 	c.acct.scaled.Add(up - user)
 	switch x := up + kern + reads - run0; {
@@ -166,7 +173,7 @@ func (c *Clock) rebase(now int64) int64 {
 
 // look is Access's slow path under the strict rule: the gap of gap host ns since
 // the access that ended at prev is split and charged.
-func (c *Clock) look(now, prev, gap int64) {
+func (c *Clock) look(now, prev, gap int64, key uint32) {
 	if c.h.gettid() != int(c.tid.Load()) {
 		return // another thread (set-up, a test): not the CPU, host time
 	}
@@ -211,6 +218,9 @@ func (c *Clock) look(now, prev, gap int64) {
 	run0 := run
 	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
+	if !slept {
+		user -= c.noiseIn(key, user)
+	}
 	own := int64(0)
 	if woke && c.cpu.wakeBoard.Load() > 0 {
 		own = min(c.cpu.woken.Load(), user)

@@ -3,6 +3,7 @@ package soc
 import (
 	"cand/hw/bcm2835"
 	"cand/hw/pinout"
+	"cand/sim/clock"
 )
 
 // unimplemented is what reads of registers the block does not have return on the
@@ -95,7 +96,7 @@ func (g *GPIOModel) levels(bank int, at int64) uint32 {
 
 // Load implements bcm2835.Regs.
 func (g *GPIOModel) Load(off uint32) uint32 {
-	now := g.soc.clk.Access()
+	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, off, false))
 	g.soc.spi.advance(now)
 	switch {
 	case off <= bcm2835.GPFSEL0+20:
@@ -135,7 +136,7 @@ func (g *GPIOModel) pupPdn(reg int) uint32 {
 
 // Store implements bcm2835.Regs.
 func (g *GPIOModel) Store(off uint32, v uint32) {
-	now := g.soc.clk.Access()
+	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, off, true))
 	g.soc.spi.advance(now) // bytes before a chip-select change go to the old selection
 	switch {
 	case off <= bcm2835.GPFSEL0+20:

@@ -126,3 +126,10 @@ func (s *SoC) exchange(mosi byte, mode uint8, sclk uint32, at int64) byte {
 	}
 	return miso
 }
+
+// The register blocks as the host-noise rule names their sites (clock.Site).
+const (
+	siteGPIO uint32 = iota + 1
+	siteSPI0
+	siteSystemTimer
+)

@@ -1,6 +1,7 @@
 package soc
 
 import (
+	"cand/sim/clock"
 	"sync/atomic"
 
 	"cand/hw/bcm2835"
@@ -164,7 +165,7 @@ func (m *SPI0Model) ceLevel(n int) bool {
 
 // Load implements bcm2835.Regs.
 func (m *SPI0Model) Load(off uint32) uint32 {
-	now := m.soc.clk.Access()
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, false))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
@@ -198,7 +199,7 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 
 // Store implements bcm2835.Regs.
 func (m *SPI0Model) Store(off uint32, v uint32) {
-	now := m.soc.clk.Access()
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, true))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:

@@ -1,6 +1,7 @@
 package soc
 
 import (
+	"cand/sim/clock"
 	"sync/atomic"
 
 	"cand/hw/bcm2835"
@@ -69,7 +70,7 @@ func (t *SystemTimerModel) match(now uint64) {
 
 // Load implements bcm2835.Regs.
 func (t *SystemTimerModel) Load(off uint32) uint32 {
-	now := t.countAt(t.soc.clk.Access())
+	now := t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, off, false)))
 	t.match(now)
 	switch off {
 	case bcm2835.STCS:
@@ -86,7 +87,7 @@ func (t *SystemTimerModel) Load(off uint32) uint32 {
 
 // Store implements bcm2835.Regs.
 func (t *SystemTimerModel) Store(off uint32, v uint32) {
-	t.match(t.countAt(t.soc.clk.Access()))
+	t.match(t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, off, true))))
 	switch off {
 	case bcm2835.STCS:
 		t.cs &^= v & (bcm2835.STCSM0 | bcm2835.STCSM1 | bcm2835.STCSM2 | bcm2835.STCSM3)

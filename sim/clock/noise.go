@@ -1,0 +1,129 @@
+package clock
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// The strict rule's host noise: CPU time a host gives the CPU thread that is
+// not the thread's code (docs/clock.md, "Host noise").
+//
+// A thread's CPU time on a virtual machine holds more than its code: the
+// interrupts the guest kernel serves while the thread runs (counted as the
+// thread's without CONFIG_IRQ_TIME_ACCOUNTING), and the exits the hypervisor
+// serves that the guest's steal time does not see. A locked thread that only
+// reads clocks in a loop of a few hundred nanoseconds shows stretches of 20 to
+// 200 µs of "CPU time" between two reads, hundreds a second on a loaded host
+// (BenchmarkHostNoise). Charged at the board's factor (10 to 35 on a Pi 3), one
+// such stretch between two register reads of the SPI engine's FIFO loop is
+// several frames of a 1 Mbit/s bus, and their rate follows the host's load, not
+// cand's code.
+//
+// With the rule on (SetNoise), each gap is keyed by where it lies in cand's
+// code: the register accesses that begin and end it (block, offset, read or
+// write: a site, AccessAt) and the system calls and clock reads between them
+// (so that a poll loop's turn and a loop turn's return to the same register
+// are apart). The user code's running of every
+// gap without a sleep (system calls and clock reads apart: they have their own
+// charges) is recorded for its key, and running beyond NoiseTimes times the
+// key's median, and beyond NoiseFloor, is taken out as the host's (category
+// HostNoise). The same code between the same two accesses does not run eight
+// times its median on the board; a stretch of cand's own code that does (a
+// rare branch, a larger batch) keeps NoiseFloor, and a key first seen is
+// charged in full until it has noiseSamples gaps. What stays charged in full:
+// the gaps in which the thread slept (parks, wake-ups: their own charges), and
+// everything under the rule off.
+const (
+	// NoiseTimes: running beyond this many times its key's median is the host's.
+	NoiseTimes = 8
+	// NoiseFloor: running up to this is charged whatever its key's median.
+	NoiseFloor = int64(5 * time.Microsecond)
+	// noiseSamples is how many gaps make a key's median before any is clipped.
+	noiseSamples = 64
+	// noiseKeys is the size of the key table (keys that collide share a
+	// median; cand's frame path has a few hundred).
+	noiseKeys = 4096
+)
+
+// noiseState is the rule's state, written by the CPU thread only.
+type noiseState struct {
+	on    atomic.Bool
+	site  atomic.Uint32 // the previous register access's site: where the gap began
+	calls atomic.Uint32 // metered system calls since the previous access
+	keys  [noiseKeys]noiseHist
+	// n and ns are the clipped gaps and the host ns taken out.
+	n, ns atomic.Int64
+}
+
+type noiseHist struct {
+	n      atomic.Uint64
+	bucket [40]atomic.Uint32 // bucket k: running in [2^k, 2^(k+1)) ns
+}
+
+// SetNoise turns the host-noise rule on or off (strict rule only).
+func (c *Clock) SetNoise(on bool) { c.noise.on.Store(on) }
+
+// Noise reports whether the host-noise rule is on.
+func (c *Clock) Noise() bool { return c.noise.on.Load() }
+
+// noiseKey is the key of the gap that ends at a register access at site (0:
+// unnamed, the gap is not keyed): the site where it began, this one, and how
+// many system calls and clock reads lie between (each up to 7). 0: no key.
+func (c *Clock) noiseKey(site uint32) uint32 {
+	from := c.noise.site.Swap(site)
+	calls := min(c.noise.calls.Swap(0), 7)
+	if !c.noise.on.Load() || site == 0 || from == 0 {
+		return 0
+	}
+	reads := uint32(min(c.acct.reads.Load(), 7))
+	h := uint64(from)<<32 | uint64(site)
+	h = (h ^ uint64(calls<<3|reads)<<56) * 0x9e3779b97f4a7c15
+	return uint32(h>>52)%(noiseKeys-1) + 1
+}
+
+// Site names a register access for the host-noise rule: its block (1 and up),
+// its register's offset, and whether it writes.
+func Site(block, off uint32, write bool) uint32 {
+	s := block<<24 | (off&0xfffff)<<1
+	if write {
+		s |= 1
+	}
+	return s
+}
+
+// noiseIn records user, the host ns of a gap's user code, for key and returns
+// the part of it that is the host's (0 under key 0).
+func (c *Clock) noiseIn(key uint32, user int64) int64 {
+	if key == 0 || user <= 0 {
+		return 0
+	}
+	h := &c.noise.keys[key]
+	med := h.median()
+	h.n.Add(1)
+	h.bucket[min(bits.Len64(uint64(user))-1, len(h.bucket)-1)].Add(1)
+	bound := max(NoiseTimes*med, NoiseFloor)
+	if med == 0 || user <= bound {
+		return 0
+	}
+	x := user - bound
+	c.noise.n.Add(1)
+	c.noise.ns.Add(x)
+	return x
+}
+
+// median is an upper bound of the key's median running: the top of the bucket
+// that holds it (0 before noiseSamples gaps).
+func (h *noiseHist) median() int64 {
+	n := h.n.Load()
+	if n < noiseSamples {
+		return 0
+	}
+	var seen uint64
+	for k := range h.bucket {
+		if seen += uint64(h.bucket[k].Load()); 2*seen >= n {
+			return int64(1) << (k + 1)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,102 @@
+package clock
+
+import "testing"
+
+var (
+	siteA = Site(1, 0x34, false) // e.g. a GPIO level read
+	siteB = Site(2, 0x04, false) // e.g. an SPI FIFO read
+	siteC = Site(2, 0x00, true)
+)
+
+// noiseGaps runs n gaps of ns running from site A to site B and back.
+func noiseGaps(c *Clock, s *script, n int, ns int64) {
+	for range n {
+		c.AccessAt(siteA)
+		c.Leave()
+		s.busy(ns)
+		c.AccessAt(siteB)
+		c.Leave()
+		s.busy(ns)
+	}
+}
+
+// A stretch between the same two accesses that runs far beyond its median is
+// clipped to NoiseTimes × the median (at least NoiseFloor), the rest removed
+// as the host's: 1 µs gaps make a median of at most 1,024 ns, so of 100 µs of
+// running 8,192 ns are charged.
+func TestHostNoiseClippedAtItsKey(t *testing.T) {
+	const f = 3 * FactorUnit
+	for _, long := range []int64{15 * us, 100 * us} { // a short gap and a looked-at one
+		c, s := strictOn(t, f, CPU{})
+		c.SetNoise(true)
+		noiseGaps(c, s, noiseSamples, 1*us)
+		c.AccessAt(siteA)
+		v0 := c.Leave()
+		s.busy(long)
+		const bound = NoiseTimes * 1024
+		if v, want := c.AccessAt(siteB), v0+scaled(bound, f); v != want {
+			t.Errorf("%d ns: virtual = +%d ns after the stretch, want +%d (%d ns charged at the factor)", long, v-v0, want-v0, bound)
+		}
+		if r := c.Stats().Removed[HostNoise]; r.Count != 1 || r.Ns != long-bound {
+			t.Errorf("%d ns: host noise removed = %+v, want 1 of %d ns", long, r, long-bound)
+		}
+	}
+}
+
+// What the rule does not touch: running within its key's bound, a key with too
+// few gaps for a median, an unnamed access, the rule off. Each is charged in
+// full.
+func TestHostNoiseChargedInFull(t *testing.T) {
+	const f = 3 * FactorUnit
+	for _, tc := range []struct {
+		name    string
+		on      bool
+		warm    int
+		to      uint32
+		stretch int64
+	}{
+		{"within NoiseFloor", true, noiseSamples, siteB, NoiseFloor},
+		{"within NoiseTimes", true, noiseSamples, siteB, NoiseTimes * 1024},
+		{"median unknown", true, noiseSamples - 1, siteB, 100 * us},
+		{"a key not seen", true, noiseSamples, siteC, 100 * us},
+		{"unnamed access", true, noiseSamples, 0, 100 * us},
+		{"rule off", false, noiseSamples, siteB, 100 * us},
+	} {
+		c, s := strictOn(t, f, CPU{})
+		c.SetNoise(tc.on)
+		noiseGaps(c, s, tc.warm, 1*us)
+		c.AccessAt(siteA)
+		v0 := c.Leave()
+		s.busy(tc.stretch)
+		if v, want := c.AccessAt(tc.to), v0+scaled(tc.stretch, f); v != want {
+			t.Errorf("%s: virtual = +%d ns after %d ns of running, want +%d: charged in full", tc.name, v-v0, tc.stretch, want-v0)
+		}
+		if r := c.Stats().Removed[HostNoise]; r.Count != 0 {
+			t.Errorf("%s: host noise removed = %+v, want none", tc.name, r)
+		}
+	}
+}
+
+// The same two registers with a system call between them are another key: a
+// loop turn's return to the register a poll loop reads is not held to the poll
+// loop's median.
+func TestHostNoiseKeyedBySystemCalls(t *testing.T) {
+	c := New()
+	c.SetNoise(true)
+	c.noiseKey(siteA)
+	plain := c.noiseKey(siteB)
+	c.noiseKey(siteA)
+	c.noise.calls.Add(1)
+	call := c.noiseKey(siteB)
+	c.noiseKey(siteA)
+	c.acct.reads.Add(1)
+	read := c.noiseKey(siteB)
+	if plain == 0 || plain == call || plain == read || call == read {
+		t.Errorf("keys A→B plain %d, with a system call %d, with a clock read %d: want three distinct non-zero keys", plain, call, read)
+	}
+	c.noiseKey(siteA)
+	c.acct.reads.Store(0)
+	if again := c.noiseKey(siteB); again != plain {
+		t.Errorf("key A→B again = %d, want %d", again, plain)
+	}
+}
