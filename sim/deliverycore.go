@@ -12,7 +12,10 @@ import (
 // both from the thread's own CPU time, which leaves out its host run delay; the
 // next batch begins only when the board's clock has passed that cost. The
 // thread does not spin on the host (bridge.Delivery sleeps instead), and the
-// core's own bookkeeping (its CPU-time reads) is charged to nobody.
+// core's own bookkeeping (its CPU-time reads) is charged to nobody. Under the
+// host-noise rule (hardware.sim_host_noise: clip, sim/clock noise.go) a system
+// call's host time beyond its kind's bound, and a batch's user code beyond the
+// bound per frame, are the host's and cost the board nothing.
 type DeliveryCore struct {
 	board func() int64 // the board's time
 	// factor is the user-code factor now, in clock.FactorUnits.
@@ -33,6 +36,14 @@ type DeliveryCore struct {
 	enterAt   int64
 	reads     int64 // the core's own CPU-time reads this batch
 	readNs    int64 // the thread CPU time one read takes (measured once)
+
+	// noise: the host-noise rule is on; calls and perFrame are the medians its
+	// bounds come from (per kind of system call, and user code per frame).
+	noise    bool
+	calls    [kernelop.NumOps]clock.NoiseMedian
+	perFrame clock.NoiseMedian
+	// NoiseNs is the host time the rule took out (delivery thread).
+	NoiseNs int64
 }
 
 // NewDeliveryCore returns the delivery core of a board whose time is clk and
@@ -45,7 +56,7 @@ func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
 				return cpu.WakeBoardNs // the board's kernel figure (hardware.sim_kernel_cost: board)
 			}
 			return cpu.WakeHostNs * cpu.Factor / clock.FactorUnit
-		}}
+		}, noise: clk.Noise()}
 	const n = 64
 	t0 := threadCPU()
 	for range n - 1 {
@@ -68,9 +79,14 @@ func (c *DeliveryCore) Begin(readyNs int64) {
 }
 
 // End implements bridge.Pacer.
-func (c *DeliveryCore) End(int) {
+func (c *DeliveryCore) End(frames int) {
 	end := c.cpu()
 	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+	if c.noise && frames > 0 {
+		x := c.perFrame.Excess(run/int64(frames)) * int64(frames)
+		run -= x
+		c.NoiseNs += x
+	}
 	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
 }
 
@@ -99,6 +115,11 @@ func (c *DeliveryCore) Exit(op kernelop.Op) {
 	at := c.cpu()
 	host := max(at-c.enterAt-c.readNs, 0)
 	c.kernHost += host
+	if c.noise && op < kernelop.NumOps {
+		x := c.calls[op].Excess(host)
+		host -= x
+		c.NoiseNs += x
+	}
 	if c.KernelCost != nil {
 		c.kernBoard += c.KernelCost(op, host)
 	} else {

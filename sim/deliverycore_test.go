@@ -80,3 +80,44 @@ func TestDeliveryCoreLeavesOutTheHostsDelay(t *testing.T) {
 		t.Fatalf("busy %d, want 0", b)
 	}
 }
+
+// Under the host-noise rule a write whose host time is far beyond its kind's
+// median, and a batch's user code far beyond its median per frame, are the
+// host's: charged up to the bound (clock.NoiseTimes × the median, at least
+// clock.NoiseFloor), the rest counted in NoiseNs.
+func TestDeliveryCoreClipsHostNoise(t *testing.T) {
+	var board, cpu int64
+	c := &DeliveryCore{
+		board:      func() int64 { return board },
+		factor:     func() int64 { return 11 * clock.FactorUnit },
+		cpu:        func() int64 { return cpu },
+		KernelCost: func(_ kernelop.Op, host int64) int64 { return 2 * host },
+		noise:      true,
+	}
+	batch := func(user, write int64) int64 {
+		board += c.Busy() + 1_000_000
+		c.Begin(board)
+		cpu += user
+		c.Enter(kernelop.SocketWrite)
+		cpu += write
+		c.Exit(kernelop.SocketWrite)
+		c.End(1)
+		return c.Busy()
+	}
+	for range 64 { // medians: user 300 ns (bucket top 512), write 4 µs (4,096)
+		batch(300, 4_000)
+	}
+	if b, want := batch(300, 500_000), int64(300*11+8*4_096*2); b != want {
+		t.Errorf("a 500 µs write: busy %d, want %d (the write charged at 8 × 4,096 ns)", b, want)
+	}
+	if b, want := batch(200_000, 4_000), int64(clock.NoiseFloor*11+4_000*2); b != want {
+		t.Errorf("200 µs of user code: busy %d, want %d (clipped to NoiseFloor)", b, want)
+	}
+	if want := int64(500_000 - 8*4_096 + 200_000 - clock.NoiseFloor); c.NoiseNs != want {
+		t.Errorf("NoiseNs %d, want %d", c.NoiseNs, want)
+	}
+	c.noise = false
+	if b, want := batch(300, 500_000), int64(300*11+500_000*2); b != want {
+		t.Errorf("rule off: busy %d, want %d (charged in full)", b, want)
+	}
+}

@@ -51,14 +51,33 @@ type noiseState struct {
 	on    atomic.Bool
 	site  atomic.Uint32 // the previous register access's site: where the gap began
 	calls atomic.Uint32 // metered system calls since the previous access
-	keys  [noiseKeys]noiseHist
+	keys  [noiseKeys]NoiseMedian
 	// n and ns are the clipped gaps and the host ns taken out.
 	n, ns atomic.Int64
 }
 
-type noiseHist struct {
+// NoiseMedian is the running of one stretch of code, in power-of-two buckets,
+// and the host-noise rule's bound on it. Its zero value is empty. Safe for one
+// writer and concurrent readers.
+type NoiseMedian struct {
 	n      atomic.Uint64
 	bucket [40]atomic.Uint32 // bucket k: running in [2^k, 2^(k+1)) ns
+}
+
+// Excess records ns of running and returns the part of it beyond the rule's
+// bound: NoiseTimes times the median, and NoiseFloor (0 before noiseSamples).
+func (h *NoiseMedian) Excess(ns int64) int64 {
+	if ns <= 0 {
+		return 0
+	}
+	med := h.median()
+	h.n.Add(1)
+	h.bucket[min(bits.Len64(uint64(ns))-1, len(h.bucket)-1)].Add(1)
+	bound := max(NoiseTimes*med, NoiseFloor)
+	if med == 0 || ns <= bound {
+		return 0
+	}
+	return ns - bound
 }
 
 // SetNoise turns the host-noise rule on or off (strict rule only).
@@ -95,18 +114,13 @@ func Site(block, off uint32, write bool) uint32 {
 // noiseIn records user, the host ns of a gap's user code, for key and returns
 // the part of it that is the host's (0 under key 0).
 func (c *Clock) noiseIn(key uint32, user int64) int64 {
-	if key == 0 || user <= 0 {
+	if key == 0 {
 		return 0
 	}
-	h := &c.noise.keys[key]
-	med := h.median()
-	h.n.Add(1)
-	h.bucket[min(bits.Len64(uint64(user))-1, len(h.bucket)-1)].Add(1)
-	bound := max(NoiseTimes*med, NoiseFloor)
-	if med == 0 || user <= bound {
+	x := c.noise.keys[key].Excess(user)
+	if x == 0 {
 		return 0
 	}
-	x := user - bound
 	c.noise.n.Add(1)
 	c.noise.ns.Add(x)
 	return x
@@ -114,7 +128,7 @@ func (c *Clock) noiseIn(key uint32, user int64) int64 {
 
 // median is an upper bound of the key's median running: the top of the bucket
 // that holds it (0 before noiseSamples gaps).
-func (h *noiseHist) median() int64 {
+func (h *NoiseMedian) median() int64 {
 	n := h.n.Load()
 	if n < noiseSamples {
 		return 0
