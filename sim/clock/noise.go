@@ -70,14 +70,20 @@ func (h *NoiseMedian) Excess(ns int64) int64 {
 	if ns <= 0 {
 		return 0
 	}
-	med := h.median()
+	x := h.Beyond(ns)
 	h.n.Add(1)
 	h.bucket[min(bits.Len64(uint64(ns))-1, len(h.bucket)-1)].Add(1)
-	bound := max(NoiseTimes*med, NoiseFloor)
-	if med == 0 || ns <= bound {
-		return 0
+	return x
+}
+
+// Beyond is Excess without recording ns: for running that is not the
+// stretch's alone (a gap with a sleep in it), held to the stretch's bound.
+func (h *NoiseMedian) Beyond(ns int64) int64 {
+	med := h.median()
+	if bound := max(NoiseTimes*med, NoiseFloor); med != 0 && ns > bound {
+		return ns - bound
 	}
-	return ns - bound
+	return 0
 }
 
 // SetNoise turns the host-noise rule on or off (strict rule only).
@@ -112,12 +118,21 @@ func Site(block, off uint32, write bool) uint32 {
 }
 
 // noiseIn records user, the host ns of a gap's user code, for key and returns
-// the part of it that is the host's (0 under key 0).
-func (c *Clock) noiseIn(key uint32, user int64) int64 {
-	if key == 0 {
+// the part of it that is the host's (0 under key 0). A gap in which the thread
+// slept (slept) is not recorded: its running holds the park's or the
+// wake-up's, whose board cost is charged apart; only what runs beyond the
+// key's bound is taken out.
+func (c *Clock) noiseIn(key uint32, user int64, slept bool) int64 {
+	if key == 0 || user <= 0 {
 		return 0
 	}
-	x := c.noise.keys[key].Excess(user)
+	h := &c.noise.keys[key]
+	var x int64
+	if slept {
+		x = h.Beyond(user)
+	} else {
+		x = h.Excess(user)
+	}
 	if x == 0 {
 		return 0
 	}

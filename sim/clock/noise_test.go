@@ -1,6 +1,9 @@
 package clock
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 var (
 	siteA = Site(1, 0x34, false) // e.g. a GPIO level read
@@ -98,5 +101,33 @@ func TestHostNoiseKeyedBySystemCalls(t *testing.T) {
 	c.acct.reads.Store(0)
 	if again := c.noiseKey(siteB); again != plain {
 		t.Errorf("key A→B again = %d, want %d", again, plain)
+	}
+}
+
+// A Go runtime park in a stretch whose median is known has its running held to
+// the stretch's bound, and not recorded: 300 µs of CPU in a park between A and
+// B (median 1 µs) are 8,192 ns at the factor (24.6 board µs), so the park
+// costs the board's park (20 µs at factor 3), not 900 µs.
+func TestHostNoiseHoldsAParkToItsKey(t *testing.T) {
+	const f = 3 * FactorUnit
+	c, s := strictOn(t, f, CPU{ParkHostNs: 20 * us})
+	c.SetNoise(true)
+	noiseGaps(c, s, noiseSamples, 1*us)
+	c.AccessAt(siteA)
+	v0 := c.Leave()
+	s.busy(300 * us)
+	s.nvcsw++
+	s.now += 2 * int64(time.Millisecond) // parked in a futex
+	const bound = NoiseTimes * 1024
+	if v, want := c.AccessAt(siteB), v0+60*us; v != want {
+		t.Errorf("virtual = +%d ns after the park, want +%d", v-v0, want-v0)
+	}
+	if r := c.Stats().Removed[HostNoise]; r.Count != 1 || r.Ns != 300*us-bound {
+		t.Errorf("host noise removed = %+v, want 1 of %d ns", r, 300*us-bound)
+	}
+	for k := range c.noise.keys {
+		if n := c.noise.keys[k].n.Load(); n > noiseSamples {
+			t.Errorf("key %d holds %d gaps, want at most %d: the park was recorded", k, n, noiseSamples)
+		}
 	}
 }

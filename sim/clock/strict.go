@@ -72,7 +72,7 @@ func (c *Clock) running(now, gap int64, key uint32) {
 	run0 := max(gap-c.cpu.gapOverhead.Load(), 0)
 	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
-	user -= c.noiseIn(key, user) // the host's, left out with the rest of run0
+	user -= c.noiseIn(key, user, false) // the host's, left out with the rest of run0
 	up := scaled(user, c.cpu.factor.Load())
 	c.acct.scaled.Add(up - user)
 	switch x := up + kern + reads - run0; {
@@ -218,9 +218,7 @@ func (c *Clock) look(now, prev, gap int64, key uint32) {
 	run0 := run
 	run, reads := c.clockReads(run0)
 	user, kern := c.kernelIn(run)
-	if !slept {
-		user -= c.noiseIn(key, user)
-	}
+	user -= c.noiseIn(key, user, slept)
 	own := int64(0)
 	if woke && c.cpu.wakeBoard.Load() > 0 {
 		own = min(c.cpu.woken.Load(), user)
