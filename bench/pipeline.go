@@ -58,6 +58,12 @@ type Scenario struct {
 	// StopAtFirstLoss ends the measured window early at the first RX overflow
 	// or sequence gap (a search that only asks whether a load loses frames).
 	StopAtFirstLoss bool
+	// WarmUp runs the traffic this long (host time) after the daemon is ready,
+	// its frames read and not counted, before the measured window: the
+	// window then measures a running bridge rather than its first
+	// milliseconds (cold caches, the host-noise rule's medians not yet known,
+	// on the stock governor an idle ARM clock). 0: the window opens at once.
+	WarmUp time.Duration
 	// PostMortem records what the owner thread and the board's clock did before
 	// the window's first RX overflow or sequence gap (postmortem.go): the
 	// result's FirstLoss.
@@ -203,6 +209,11 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	chip := pi.Node(0).Chip
 	arb0 := chip.Stats().ArbLost
 	hb := heartbeatWatch{age: h.d.Owner.HeartbeatAge}
+	for end := time.Now().Add(sc.WarmUp); time.Now().Before(end) && ctx.Err() == nil; {
+		r.discard()
+		time.Sleep(time.Millisecond)
+	}
+	res.WarmUpMs = float64(sc.WarmUp) / 1e6
 	err = r.run(ctx, sc.Duration, func() {
 		w.begin()
 		pw.begin()

@@ -42,6 +42,8 @@ type ScenarioResult struct {
 	// the strict rule can run well ahead of or behind the host's.
 	DurationS float64 `json:"duration_s"`
 	BoardS    float64 `json:"board_s"`
+	// WarmUpMs is the traffic run before the window, not counted (Scenario.WarmUp).
+	WarmUpMs float64 `json:"warm_up_ms,omitempty"`
 	// HeartbeatMaxMs is the oldest the owner thread's heartbeat got over the
 	// window, in host time (what systemd's watchdog sees), sampled every ms; nil
 	// if not measured.

@@ -43,6 +43,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	boards := fs.String("boards", "", "with -envelope: only these board profiles, comma-separated (default pi-zero,pi3,pi4)")
 	bitrates := fs.String("bitrates", "", "with -envelope: only these bitrates in bit/s, comma-separated (default 125000,250000,500000,1000000)")
 	lengths := fs.String("lengths", "", "with -envelope: only these frame lengths, comma-separated (default dlc0,dlc8,mix)")
+	warmUp := fs.Duration("warmup", 0, "run each scenario's traffic this long before its measured window opens, its frames not counted (default 0: the window opens when cand is ready)")
 	postmortem := fs.Bool("postmortem", false, "with -envelope: record what the owner thread and the board's clock did before each failing step's first loss (first_loss in the JSON, a line on stderr)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -111,6 +112,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		suite, transfers = picked, 0
+	}
+	for i := range suite {
+		suite[i].WarmUp = *warmUp
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
