@@ -36,25 +36,18 @@ func EpollLook(ep int, events []unix.EpollEvent) (int, error) {
 }
 
 // Read is read(2) on a non-blocking descriptor.
-func Read(fd int, b []byte) (int, error) {
-	var p unsafe.Pointer
-	if len(b) > 0 {
-		p = unsafe.Pointer(&b[0])
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(p), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
+func Read(fd int, b []byte) (int, error) { return rw(unix.SYS_READ, fd, b) }
 
 // Write is write(2) on a non-blocking descriptor.
-func Write(fd int, b []byte) (int, error) {
+func Write(fd int, b []byte) (int, error) { return rw(unix.SYS_WRITE, fd, b) }
+
+// rw is read(2) or write(2) (trap), made raw.
+func rw(trap uintptr, fd int, b []byte) (int, error) {
 	var p unsafe.Pointer
 	if len(b) > 0 {
 		p = unsafe.Pointer(&b[0])
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(p), uintptr(len(b)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(p), uintptr(len(b)))
 	if e != 0 {
 		return 0, e
 	}
