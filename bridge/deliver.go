@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cand/canwire"
 	"cand/internal/kernelop"
 	"cand/internal/mono"
 	"cand/socketcan"
@@ -59,6 +60,13 @@ func (p *Port) deliverWhile(chipFirst bool) {
 // A failed write is the caller's to count: vcan does not block, so ENOBUFS or
 // EAGAIN mean the host side could not take it.
 func (p *Port) write(e *rxEntry, k meter, clk mono.Clock) error {
+	if !e.isErr {
+		// The frame took the bus whether or not the socket takes it: bus load,
+		// counted here rather than in the drain (its stuff bits and CRC are
+		// arithmetic the chip's deadline need not wait for).
+		f, _ := socketcan.Decode(&e.rec)
+		p.M.RXBits.Add(uint64(canwire.Bits(&f)))
+	}
 	p.spi.probe.socketWrite(true)
 	k.enter(kernelop.SocketWrite)
 	err := socketcan.WriteFrame(p.sockFd, &e.rec)

@@ -187,11 +187,10 @@ func (p *Port) exportRXStats() {
 // to the socket once the chip is empty (deliver.go). A full ring loses it,
 // counted and reported (ringFull).
 func (p *Port) Received(f *can.Frame) {
-	// The frame took the bus whether or not the socket takes it: bus load.
-	p.M.RXBits.Add(uint64(canwire.Bits(f)))
 	p.reportLoss()
 	e := p.ring.slot()
 	if e == nil {
+		p.M.RXBits.Add(uint64(canwire.Bits(f))) // it took the bus all the same
 		p.ringFull()
 		return
 	}
