@@ -62,6 +62,10 @@ func TestOwnerCostPerFrame(t *testing.T) {
 			line += fmt.Sprintf("; %s %.2f/frame at %.2f board µs", op, float64(k.Calls)/n, k.BoardMs*1e3/float64(k.Calls))
 		}
 		t.Log(line)
+		for _, st := range c.Stretches {
+			t.Logf("  %s → %s, %d calls, %d clock reads: %d gaps, %.2f host µs of running per frame (%.0f ns each), %.2f of it noise",
+				st.From, st.To, st.Calls, st.Reads, st.Gaps, st.RunMs*1e3/n, st.RunMs*1e6/float64(st.Gaps), st.NoiseMs*1e3/n)
+		}
 	}
 }
 

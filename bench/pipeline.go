@@ -399,6 +399,13 @@ func clockOf(pi *sim.Pi) ClockResult {
 		r.BoardKernelNs = b.KernelNs(arm)
 	}
 	r.ClockReads = cs.ClockReads
+	for _, st := range pi.Clock().Stretches() {
+		if len(r.Stretches) == OwnerStretches {
+			break
+		}
+		r.Stretches = append(r.Stretches, StretchResult{From: soc.SiteName(st.From), To: soc.SiteName(st.To), Calls: st.Calls, Reads: st.Reads,
+			Gaps: st.Gaps, RunMs: ms(st.RunNs), NoiseMs: ms(st.NoiseNs)})
+	}
 	for op, k := range cs.Kernel {
 		if k.Calls > 0 {
 			if r.SystemCalls == nil {

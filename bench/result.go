@@ -112,6 +112,9 @@ type ClockResult struct {
 	// system calls at the board's kernel cost, clock_read: its clock reads at the
 	// board's cost of a read).
 	ChargedMs map[string]float64 `json:"charged_ms"`
+	// Stretches: the stretches of the owner's code that ran longest, by the
+	// host-noise rule's keys (strict rule, sim_host_noise clip; OwnerStretches).
+	Stretches []StretchResult `json:"owner_stretches,omitempty"`
 	// SystemCalls: the owner thread's metered system calls by kind (strict rule).
 	SystemCalls map[string]SystemCalls `json:"system_calls,omitempty"`
 	ClockReads  int64                  `json:"clock_reads"`
@@ -125,6 +128,22 @@ type ClockResult struct {
 	// the same gaps (strict rule; an indication).
 	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
 }
+
+// StretchResult is one stretch of the owner's code between two register
+// accesses (sim/clock Stretch): its user-code running in host ms over the run,
+// and what the host-noise rule took out of it.
+type StretchResult struct {
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	Calls   uint32  `json:"system_calls"`
+	Reads   uint32  `json:"clock_reads"`
+	Gaps    int64   `json:"gaps"`
+	RunMs   float64 `json:"run_ms"`
+	NoiseMs float64 `json:"noise_ms"`
+}
+
+// OwnerStretches is how many stretches a result keeps.
+const OwnerStretches = 10
 
 // SystemCalls is one kind of the owner's metered system calls: how many, their
 // host time and the board time they were charged.

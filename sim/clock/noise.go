@@ -1,7 +1,9 @@
 package clock
 
 import (
+	"cmp"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +56,42 @@ type noiseState struct {
 	keys  [noiseKeys]NoiseMedian
 	// n and ns are the clipped gaps and the host ns taken out.
 	n, ns atomic.Int64
+	// stretch is what each key stands for and its running so far (Stretches).
+	stretch [noiseKeys]stretchAcct
+}
+
+// stretchAcct is one key's stretch and running, written by the CPU thread.
+type stretchAcct struct {
+	from, to       atomic.Uint32
+	calls, reads   atomic.Uint32
+	n, runNs, clip atomic.Int64
+}
+
+// Stretch is one stretch of cand's code between two register accesses, as the
+// host-noise rule keys it, and the user-code running recorded for it (host ns,
+// before the rule took its noise out, and what it took out).
+type Stretch struct {
+	From, To     uint32 // the sites (Site) of the accesses before and after
+	Calls, Reads uint32 // metered system calls and clock reads between (up to 7)
+	Gaps         int64
+	RunNs        int64
+	NoiseNs      int64
+}
+
+// Stretches returns the stretches the rule has seen, the most running first:
+// where the owner thread's charged running goes, by stretch of its code. Call it
+// once the CPU thread has stopped, or take the figures as approximate.
+func (c *Clock) Stretches() []Stretch {
+	var out []Stretch
+	for i := range c.noise.stretch {
+		a := &c.noise.stretch[i]
+		if n := a.n.Load(); n > 0 {
+			out = append(out, Stretch{From: a.from.Load(), To: a.to.Load(), Calls: a.calls.Load(), Reads: a.reads.Load(),
+				Gaps: n, RunNs: a.runNs.Load(), NoiseNs: a.clip.Load()})
+		}
+	}
+	slices.SortFunc(out, func(a, b Stretch) int { return cmp.Compare(b.RunNs, a.RunNs) })
+	return out
 }
 
 // NoiseMedian is the running of one stretch of code, in power-of-two buckets,
@@ -104,7 +142,13 @@ func (c *Clock) noiseKey(site uint32) uint32 {
 	reads := uint32(min(c.acct.reads.Load(), 7))
 	h := uint64(from)<<32 | uint64(site)
 	h = (h ^ uint64(calls<<3|reads)<<56) * 0x9e3779b97f4a7c15
-	return uint32(h>>52)%(noiseKeys-1) + 1
+	k := uint32(h>>52)%(noiseKeys-1) + 1
+	a := &c.noise.stretch[k]
+	a.from.Store(from)
+	a.to.Store(site)
+	a.calls.Store(calls)
+	a.reads.Store(reads)
+	return k
 }
 
 // Site names a register access for the host-noise rule: its block (1 and up),
@@ -127,6 +171,9 @@ func (c *Clock) noiseIn(key uint32, user int64, slept bool) int64 {
 		return 0
 	}
 	h := &c.noise.keys[key]
+	a := &c.noise.stretch[key]
+	a.n.Add(1)
+	a.runNs.Add(user)
 	var x int64
 	if slept {
 		x = h.Beyond(user)
@@ -136,6 +183,7 @@ func (c *Clock) noiseIn(key uint32, user int64, slept bool) int64 {
 	if x == 0 {
 		return 0
 	}
+	a.clip.Add(x)
 	c.noise.n.Add(1)
 	c.noise.ns.Add(x)
 	return x

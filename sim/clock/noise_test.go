@@ -131,3 +131,20 @@ func TestHostNoiseHoldsAParkToItsKey(t *testing.T) {
 		}
 	}
 }
+
+// Stretches says what each stretch of code ran: 64 gaps of 1 µs from A to B.
+func TestHostNoiseStretches(t *testing.T) {
+	c, s := strictOn(t, 3*FactorUnit, CPU{})
+	c.SetNoise(true)
+	noiseGaps(c, s, noiseSamples, 1*us)
+	var ab *Stretch
+	st := c.Stretches()
+	for i := range st {
+		if st[i].From == siteA && st[i].To == siteB {
+			ab = &st[i]
+		}
+	}
+	if ab == nil || ab.Gaps != noiseSamples || ab.RunNs != noiseSamples*us || ab.Calls != 0 || ab.Reads != 0 || ab.NoiseNs != 0 {
+		t.Fatalf("stretch A→B = %+v, want %d gaps of %d ns in all, no calls, reads or noise", ab, noiseSamples, noiseSamples*us)
+	}
+}

@@ -133,3 +133,17 @@ const (
 	siteSPI0
 	siteSystemTimer
 )
+
+// SiteName spells a register site of this SoC's blocks (clock.Site) for a
+// report: the block, the register's offset, and "w" for a write.
+func SiteName(site uint32) string {
+	block, off, w := site>>24, (site>>1)&0xfffff, ""
+	if site&1 != 0 {
+		w = " w"
+	}
+	name := map[uint32]string{siteGPIO: "GPIO", siteSPI0: "SPI0", siteSystemTimer: "ST"}[block]
+	if name == "" {
+		return fmt.Sprintf("site %#x", site)
+	}
+	return fmt.Sprintf("%s+%#02x%s", name, off, w)
+}
