@@ -98,7 +98,7 @@ func BoardSuite(d Durations) []Scenario {
 			onoff = "off"
 		}
 		wl := &Workload{Kind: "loopback", Buses: []BusLoad{{}}, Loopback: true, TX: &TXStream{IDs: []uint32{0x123}, Period: c.period}}
-		s = append(s, Scenario{Name: fmt.Sprintf("loopback-%s-window-%s", rate(c.br), onoff), Bitrate: c.br, DLC: 8,
+		s = append(s, Scenario{Name: fmt.Sprintf("loopback-%s-window-%s", Rate(c.br), onoff), Bitrate: c.br, DLC: 8,
 			IntPollWindow: c.win, Duration: d.Other, Workload: wl})
 	}
 	return s
@@ -126,12 +126,11 @@ func RunBoard(ctx context.Context, cfg *config.Config, scenarios []Scenario, tra
 
 // RunLoopback runs a loopback scenario (BoardSuite) the way it runs on a real
 // board, on the board the configuration names: the real one (hardware.backend:
-// bcm2835) or the virtual Pi. The owner thread's ID is found as on a real board
-// (epollTID), while it waits for the first frame.
+// bcm2835) or the virtual Pi.
 func RunLoopback(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, error) {
 	res := ScenarioResult{Name: sc.Name, Bitrate: sc.Bitrate, DLC: sc.DLC, IntPollWindowUs: us(sc.IntPollWindow)}
 	res.Workload = sc.workload().Kind
-	cfg, err := sc.config(base)
+	cfg, err := sc.Config(base)
 	if err != nil {
 		return res, err
 	}
@@ -166,21 +165,15 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 		return res, err
 	}
 	defer h.close()
-	var busy busyWatch
-	// The owner waits for work until the first frame is written.
-	busy.tid, busy.err = epollTID(h.pairs[0].driver, 2*time.Second)
 	m := h.d.Owner.Ports[0].M
-	w := window{m: m, ring: h.d.Owner.RingWaiting}
+	w := &window{m: m, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), nil, wl.TX, true, clock, m.TXFrames.Load)
-	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin() }, func() { w.stop(); busy.end() })
-	w.end()
-	deltas := pw.deltas()
+	err = observe(ctx, r, sc.Duration, []Observer{w, pw, newBusyWatch(h.d.Threads())}, &res)
 	if serr := h.stop(); err == nil {
 		err = serr
 	}
-	res.fillWindow(&w, r, deltas, h, cfg, byteNs)
-	res.ownerBusy(&busy)
+	res.fillWindow(w, r, pw.d, h, cfg, byteNs)
 	return res, err
 }
 

@@ -60,9 +60,9 @@ type ScenarioResult struct {
 	PolledInterrupts uint64  `json:"polled_interrupts"`
 	// Clock is what the virtual Pi's clock did to its time over the whole run.
 	Clock ClockResult `json:"sim_clock"`
-	// FirstLoss is the post-mortem of the window's first lost frame
-	// (Scenario.PostMortem; nil: off or nothing lost).
-	FirstLoss *FirstLoss `json:"first_loss,omitempty"`
+	// FirstLoss is the post-mortem of the window's first lost frame (package
+	// bench/postmortem, added by Scenario.Observe; nil: off or nothing lost).
+	FirstLoss json.RawMessage `json:"first_loss,omitempty"`
 	// Stages are latency distributions, each in the clock its Clock names.
 	Stages map[string]Stage `json:"stages"`
 	// Burst is set for burst scenarios: Reference3x7's one interrupt with 3

@@ -41,7 +41,7 @@ func Suite(d Durations) []Scenario {
 			if win == 0 {
 				onoff = "off"
 			}
-			s = append(s, Scenario{Name: fmt.Sprintf("load100-%s-window-%s", rate(br), onoff), Bitrate: br,
+			s = append(s, Scenario{Name: fmt.Sprintf("load100-%s-window-%s", Rate(br), onoff), Bitrate: br,
 				LoadPercent: 100, DLC: 8, IntPollWindow: win, Duration: dur})
 		}
 	}
@@ -66,7 +66,8 @@ func Suite(d Durations) []Scenario {
 	return append(s, Workloads(d)...)
 }
 
-func rate(br uint32) string {
+// Rate is a bitrate as scenario names write it: 125k, 1M.
+func Rate(br uint32) string {
 	if br >= 1_000_000 {
 		return fmt.Sprintf("%dM", br/1_000_000)
 	}

@@ -132,6 +132,7 @@ func perFrame(a, n uint64) float64 {
 type portsWindow struct {
 	ms []*metrics.Controller
 	c0 []portCounters
+	d  []portCounters // the deltas at End
 }
 
 func (w *portsWindow) begin() {
@@ -226,14 +227,6 @@ func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h 
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(h.d.Metrics)
-}
-
-// ownerBusy records the owner thread's busy fraction, or why it is unknown.
-func (res *ScenarioResult) ownerBusy(b *busyWatch) {
-	res.OwnerBusy = b.busy
-	if b.err != nil {
-		res.OwnerBusy, res.OwnerBusyError = -1, b.err.Error()
-	}
 }
 
 // simStreams are the workload's senders on the virtual Pi: every periodic or load

@@ -17,11 +17,11 @@ func TestWorkloadConfigs(t *testing.T) {
 	boards := map[string]int{}
 	kernel := map[string]int{}
 	for _, sc := range Workloads(Quick) {
-		cfg, err := sc.config(nil)
+		cfg, err := sc.Config(nil)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", sc.Name, err, sc.yaml())
 		}
-		if sc.Kernel != KernelOn(sc.Board) || sc.Workload == nil || !strings.HasPrefix(sc.Name, sc.Workload.Kind+"-"+rate(sc.Bitrate)+"-") ||
+		if sc.Kernel != KernelOn(sc.Board) || sc.Workload == nil || !strings.HasPrefix(sc.Name, sc.Workload.Kind+"-"+Rate(sc.Bitrate)+"-") ||
 			!strings.HasSuffix(sc.Name, "-"+string(sc.Board)) || cfg.Hardware.SimBoard != sc.Board {
 			t.Errorf("%s: board %s (config %s), kernel %v, workload %+v", sc.Name, sc.Board, cfg.Hardware.SimBoard, sc.Kernel, sc.Workload)
 		}
@@ -124,7 +124,7 @@ func TestVehicleWorkload(t *testing.T) {
 // length drawn as cangen draws it (0..7 each about 1/16, 8 about half).
 func TestFieldCheckScenario(t *testing.T) {
 	sc := FieldCheck()
-	cfg, err := sc.config(nil)
+	cfg, err := sc.Config(nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, sc.yaml())
 	}
