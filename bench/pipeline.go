@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cand/internal/kernelop"
 	"context"
 	"fmt"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/metrics"
 	"cand/sim"

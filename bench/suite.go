@@ -2,11 +2,8 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -118,25 +115,4 @@ func runAll(ctx context.Context, rep *Report, scenarios []Scenario, base *Base, 
 		rep.Scenarios = append(rep.Scenarios, r)
 	}
 	return nil
-}
-
-// Write stores the report as dir/bench.json and the RX end-to-end histogram as
-// dir/rx_end_to_end.svg, and returns both paths.
-func Write(rep *Report, dir string) (jsonPath, svgPath string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("bench: output directory: %w", err)
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return "", "", err
-	}
-	jsonPath = filepath.Join(dir, "bench.json")
-	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
-		return "", "", fmt.Errorf("bench: %w", err)
-	}
-	svgPath = filepath.Join(dir, "rx_end_to_end.svg")
-	if err := os.WriteFile(svgPath, SVG(rep), 0o644); err != nil {
-		return "", "", fmt.Errorf("bench: %w", err)
-	}
-	return jsonPath, svgPath, nil
 }

@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"cand/config"
 )
@@ -85,37 +83,6 @@ func TestWorkloadConfigs(t *testing.T) {
 	}
 	if p := byKind["dlc0"].Controllers[0].Sim.Peers[0]; *p.DLC != 0 || len(p.IDs) != 1024 {
 		t.Errorf("dlc0 peer %+v", p)
-	}
-}
-
-// The vehicle mix end to end: every frame of the filtered sender stays in the
-// chip (cand's filters), while the kernel driver's way, which sets no filters,
-// passes them up; frames are counted per sender, the remote frames included.
-func TestVehicleWorkload(t *testing.T) {
-	var sc Scenario
-	for _, s := range Workloads(Durations{Other: 400 * time.Millisecond}) {
-		if s.Workload.Kind == "vehicle" && s.Kernel && s.Board == KernelBoard {
-			sc = s
-		}
-	}
-	res, err := RunScenario(context.Background(), sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.FramesOffered == 0 || res.FramesReceived+res.FramesLost < res.FramesOffered || res.FilteredOffered == 0 || res.FilterLeaks != 0 || res.StrayFrames != 0 {
-		t.Fatalf("offered %d received %d lost %d, filtered %d leaked %d, stray %d", res.FramesOffered, res.FramesReceived, res.FramesLost,
-			res.FilteredOffered, res.FilterLeaks, res.StrayFrames)
-	}
-	k := res.Kernel
-	if k == nil || k.Error != "" || k.FramesOffered == 0 || k.Unfiltered == 0 || k.SPITransfersPerRXFrame <= res.SPITransfersPerRXFrame {
-		t.Fatalf("kernel reference %+v (cand %.2f transfers per frame)", k, res.SPITransfersPerRXFrame)
-	}
-	var md strings.Builder
-	Markdown(&md, &Report{Scenarios: []ScenarioResult{res}})
-	for _, want := range []string{"| vehicle-500k-pi2 | 500000 | vehicle |", "### Workloads", "| vehicle-500k-pi2 | vehicle |", "### cand and the kernel driver's way, same workload"} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("tables lack %q:\n%s", want, md.String())
-		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"cand/bench"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 )
 

@@ -2,7 +2,6 @@ package envelope
 
 import (
 	"bytes"
-	"cand/bench"
 	"context"
 	"errors"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 )
 

@@ -1,9 +1,10 @@
 package envelope
 
 import (
-	"cand/bench"
 	"fmt"
 	"io"
+
+	"cand/bench"
 )
 
 // Markdown writes f's table: a row per board and frame length, a column

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"cand/bench"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 	"cand/sim/canbus"
 )

@@ -1,12 +1,12 @@
 package postmortem
 
 import (
-	"cand/bench"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"cand/bench"
 	"cand/canwire"
 	"cand/sim/clock"
 )

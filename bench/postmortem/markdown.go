@@ -1,12 +1,13 @@
 package postmortem
 
 import (
-	"cand/bench"
-	"cand/bench/envelope"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+
+	"cand/bench"
+	"cand/bench/envelope"
 )
 
 // Markdown writes the post-mortems of the failing steps of files: per

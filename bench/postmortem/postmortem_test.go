@@ -1,9 +1,6 @@
 package postmortem
 
 import (
-	"cand/bench"
-	"cand/bench/envelope"
-	"cand/config"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -12,6 +9,9 @@ import (
 
 	"go.einride.tech/can"
 
+	"cand/bench"
+	"cand/bench/envelope"
+	"cand/config"
 	"cand/sim/canbus"
 	"cand/sim/clock"
 )

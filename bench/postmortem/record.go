@@ -1,7 +1,6 @@
 package postmortem
 
 import (
-	"cand/bench"
 	"runtime"
 	"runtime/metrics"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/bench"
 	"cand/internal/mono"
 	"cand/sim"
 	"cand/sim/canbus"

@@ -12,7 +12,9 @@ import (
 	"syscall"
 
 	"cand/bench"
+	"cand/bench/check"
 	"cand/bench/envelope"
+	"cand/bench/report"
 	"cand/config"
 )
 
@@ -36,8 +38,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "build/bench", "directory for bench.json and rx_end_to_end.svg")
 	run := fs.String("run", "", "run only the scenarios whose name matches this regular expression (and no SPI engine comparison)")
 	loopback := fs.Bool("loopback", false, "run only what needs no bus, on the configured board: the SPI engine with the MCP2515 answering, and the pipeline with the controller in loopback mode (on a real Pi: hardware.backend bcm2835, as root, cand not running)")
-	check := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
-	tol := fs.Float64("tolerance", bench.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
+	baselinePath := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
+	tol := fs.Float64("tolerance", check.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
 	envelopeRun := fs.Bool("envelope", false, "find the highest bus load without a lost frame per board, bitrate and frame length (strict rule; resumes OUT/envelope.json)")
 	step := fs.Duration("step", envelope.StepDefault, "with -envelope: each load step's measured window")
 	full := fs.Bool("full-steps", false, "with -envelope: run a failing step for its whole window (its loss over the step) instead of stopping it at its first loss (up to twice the time)")
@@ -80,8 +82,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var baseline *bench.Report
-	if *check != "" {
-		if baseline, err = bench.ReadReport(*check); err != nil {
+	if *baselinePath != "" {
+		if baseline, err = report.Read(*baselinePath); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
@@ -138,18 +140,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	rep.Board = &board
-	bench.Markdown(stdout, rep)
-	jsonPath, svgPath, err := bench.Write(rep, *out)
+	report.Markdown(stdout, rep)
+	jsonPath, svgPath, err := report.Write(rep, *out)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "JSON: %s\nSVG:  %s\n", jsonPath, svgPath)
 	if baseline != nil {
-		t := bench.CheckTolerance{Percent: *tol, AbsUs: bench.DefaultTolerance.AbsUs}
-		worse, notes := bench.Check(baseline, rep, t)
+		t := check.Tolerance{Percent: *tol, AbsUs: check.DefaultTolerance.AbsUs}
+		worse, notes := check.Compare(baseline, rep, t)
 		fmt.Fprintln(stdout)
-		bench.WriteCheck(stdout, *check, worse, notes, t)
+		check.Write(stdout, *baselinePath, worse, notes, t)
 		if len(worse) > 0 {
 			return 1
 		}
