@@ -151,7 +151,6 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 	if err != nil {
 		return res, err
 	}
-	res.SPIByteNs = byteNs
 	var pi *sim.Pi
 	clock := mono.Now
 	if cfg.Hardware.Backend != config.BackendBCM2835 {

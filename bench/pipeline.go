@@ -153,7 +153,6 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if err != nil {
 		return res, err
 	}
-	res.SPIByteNs = byteNs
 
 	if sc.Stress {
 		stop, err := StartStress(sc.Duration + 30*time.Second)
@@ -400,7 +399,7 @@ func clockOf(pi *sim.Pi) ClockResult {
 		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
 		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs),
 			"kernel": ms(cs.KernelNs), "clock_read": ms(cs.ClockReadNs)},
-		Parks: cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
+		Parks: cs.Parks, WakeUps: cs.Wakes, ForgivingMs: ms(cs.ForgivingNs),
 		AheadMs:           ms(pi.Clock().Ahead()),
 		CPUFactorRun:      Spread(cs.Factor),
 		HostKernelNsRun:   Spread(cs.HostKernelNs),

@@ -51,9 +51,9 @@ type ScenarioResult struct {
 	// RXFigures: the scenario's receive figures (the sums of its controllers'
 	// when it has more than one).
 	RXFigures
-	// SPIByteNs is one byte's wire time at the board's highest core clock (its
-	// SCLK drops with the core clock when the firmware lowers it).
-	SPIByteNs        int64   `json:"spi_byte_ns"`
+	// WireUsPerRXFrame is the SPI bytes per RX frame at one byte's wire time at
+	// the board's highest core clock (its SCLK drops with the core clock when
+	// the firmware lowers it).
 	WireUsPerRXFrame float64 `json:"wire_us_per_rx_frame"`
 	AllocsPerFrame   float64 `json:"allocs_per_frame"`
 	CPUUsPerFrame    float64 `json:"cpu_us_per_frame"`
@@ -117,10 +117,9 @@ type ClockResult struct {
 	ClockReads  int64                  `json:"clock_reads"`
 	Parks       uint64                 `json:"parks"`
 	WakeUps     uint64                 `json:"wake_ups"`
-	// FloorKeptMs is removal the floors refused; AheadMs how far the board's time
-	// ended ahead of host time (negative: behind).
-	FloorKeptMs float64 `json:"floor_kept_ms"`
-	AheadMs     float64 `json:"board_ahead_of_host_ms"`
+	// AheadMs is how far the board's time ended ahead of host time (negative:
+	// behind).
+	AheadMs float64 `json:"board_ahead_of_host_ms"`
 	// ForgivingMs is what the forgiving dedicated rule would have removed from
 	// the same gaps (strict rule; an indication).
 	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
@@ -174,19 +173,18 @@ type Bucket struct {
 // transfer, CS-down → CS-up, for one transfer size, in host time (Clock): the
 // engine runs alone on a register model with an unbound clock.
 type TransferResult struct {
-	Clock        string  `json:"clock"`
-	Bytes        int     `json:"bytes"`
-	Transfers    int     `json:"transfers"`
-	WireUs       float64 `json:"wire_us"`
-	PollP50      float64 `json:"poll_p50_us"`
-	SleepP50     float64 `json:"sleep_p50_us"`
-	PollP99      float64 `json:"poll_p99_us"`
-	SleepP99     float64 `json:"sleep_p99_us"`
-	PollSlept    float64 `json:"poll_slept_fraction"`
-	SleepSlept   float64 `json:"sleep_slept_fraction"`
-	PollVsWire   float64 `json:"poll_p50_over_wire"`
-	SleepVsPoll  float64 `json:"sleep_p50_over_poll_p50"`
-	PollBudgetUs float64 `json:"poll_budget_us"`
+	Clock       string  `json:"clock"`
+	Bytes       int     `json:"bytes"`
+	Transfers   int     `json:"transfers"`
+	WireUs      float64 `json:"wire_us"`
+	PollP50     float64 `json:"poll_p50_us"`
+	SleepP50    float64 `json:"sleep_p50_us"`
+	PollP99     float64 `json:"poll_p99_us"`
+	SleepP99    float64 `json:"sleep_p99_us"`
+	PollSlept   float64 `json:"poll_slept_fraction"`
+	SleepSlept  float64 `json:"sleep_slept_fraction"`
+	PollVsWire  float64 `json:"poll_p50_over_wire"`
+	SleepVsPoll float64 `json:"sleep_p50_over_poll_p50"`
 }
 
 // Target is one of cand's goals and whether this run met it.

@@ -40,7 +40,7 @@ func RunTransfers(size, n int) (TransferResult, error) {
 // compareTransfers measures n transfers of tx on a device that open makes with
 // the default poll budget, then on one that sleeps for every wait.
 func compareTransfers(size, n int, open func(budget time.Duration) (*bcm2835.Device, func(), error), tx []byte) (TransferResult, error) {
-	res := TransferResult{Bytes: size, Transfers: n, PollBudgetUs: us(bcm2835.DefaultPollBudget)}
+	res := TransferResult{Bytes: size, Transfers: n}
 	run := func(budget time.Duration) (p50, p99 time.Duration, slept float64, wire time.Duration, err error) {
 		d, done, err := open(budget)
 		if err != nil {
