@@ -1,3 +1,6 @@
+// Package check compares a benchmark run with a baseline report (`cand bench
+// -check`, `make bench-check`; docs/BENCHMARKS.md, "Baseline"): frames lost and
+// SPI bytes per frame exactly, stage latencies within a tolerance.
 package check
 
 import (

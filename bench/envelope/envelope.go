@@ -1,3 +1,12 @@
+// Package envelope finds cand's envelope: for each board profile, bitrate and
+// frame length, the highest bus load on a 5 % grid at which cand loses no frame
+// over one step (20 s by default) on the virtual Pi under the strict clock
+// rule (`cand bench -envelope`; docs/BENCHMARKS.md, "Envelope"). Each step is a
+// bench.Scenario.
+//
+// Files: envelope.go (the grid, the search, the run over the cells), step.go
+// (one step on the virtual Pi), cells.go (the cells asked for), file.go (the
+// JSON, resuming), markdown.go (the table).
 package envelope
 
 import (
@@ -11,13 +20,6 @@ import (
 	"cand/bench"
 	"cand/config"
 )
-
-// The envelope: for each board profile, bitrate and frame length, the highest
-// bus load on a 5 % grid at which cand loses no frame over one step (20 s by
-// default) on the virtual Pi under the strict clock rule. Files: envelope.go
-// (the grid, the search, the run over the cells), envelope_step.go (one step on
-// the virtual Pi), envelope_file.go (the JSON, resuming), envelope_markdown.go
-// (the table).
 
 // GridPercent is the grid of the search: loads 5, 10, ..., 100 %.
 const GridPercent = 5
@@ -38,7 +40,7 @@ const StepDefault = 20 * time.Second
 
 // stepOverhead is about what a step takes beyond its window on the
 // build machine: the virtual Pi's and the daemon's start and stop (some 30 ms)
-// and the drain (up to drainTimeout when frames are missing). For the estimate
+// and the drain (up to 0.5 s when frames are missing, bench.RunScenario). For the estimate
 // printed at the start only.
 const stepOverhead = time.Second
 
