@@ -168,7 +168,7 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 	w := &window{m: m, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), nil, wl.TX, true, clock, m.TXFrames.Load)
-	err = observe(ctx, r, sc.Duration, []Observer{w, pw, newBusyWatch(h.d.Threads())}, &res)
+	err = observe(ctx, r, sc.Duration, []Observer{w, pw, newBusyWatch(h)}, &res)
 	if serr := h.stop(); err == nil {
 		err = serr
 	}

@@ -8,6 +8,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/bridge"
 	"cand/daemon"
 	"cand/sim"
 )
@@ -97,12 +98,32 @@ type busyWatch struct {
 	err   error
 }
 
-func newBusyWatch(th daemon.Threads) *busyWatch {
-	b := &busyWatch{tid: th.Owner}
+// newBusyWatch watches the owner thread of h's daemon, once it has made a loop
+// turn since the daemon was ready, for up to 2 s: the window then opens on a
+// running loop.
+func newBusyWatch(h *harness) *busyWatch {
+	b := &busyWatch{tid: h.d.Threads().Owner}
 	if b.tid == 0 {
 		b.err = fmt.Errorf("bench: the daemon reported no owner thread")
+		return b
+	}
+	if b.err = ownerTurn(h.d.Owner, 2*time.Second); b.err != nil {
+		b.tid = 0
 	}
 	return b
+}
+
+// ownerTurn waits up to timeout for the owner's next loop turn.
+func ownerTurn(o *bridge.Owner, timeout time.Duration) error {
+	t0 := o.LoopStats().Turns
+	deadline := time.Now().Add(timeout)
+	for o.LoopStats().Turns == t0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: the owner thread made no loop turn within %v", timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
 }
 
 // threadCPU is thread tid's CPU time so far.

@@ -177,8 +177,9 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	w := &window{m: m, board: pi.Clock().Reached, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
+	busy := newBusyWatch(h)
 	watched.Threads, watched.streams = h.d.Threads(), r.streams
-	obs := []Observer{w, pw, newBusyWatch(watched.Threads), &heartbeatWatch{age: h.d.Owner.HeartbeatAge}}
+	obs := []Observer{w, pw, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge}}
 	if added != nil {
 		obs = append(obs, added)
 	}
