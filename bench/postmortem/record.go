@@ -13,6 +13,7 @@ import (
 	"cand/sim"
 	"cand/sim/canbus"
 	"cand/sim/clock"
+	"cand/sim/clock/gaptrace"
 )
 
 const (
@@ -182,10 +183,11 @@ func (g *gcWatch) activity(now int64) (GCActivity, []gcSample) {
 
 // postMortem is one step's recording and, after its first loss, the copy.
 type postMortem struct {
-	run *bench.Watched
-	pi  *sim.Pi
-	tap *busTap
-	gc  *gcWatch
+	run  *bench.Watched
+	pi   *sim.Pi
+	tap  *busTap
+	gc   *gcWatch
+	ring *gaptrace.Ring // the clock's last looked-at gaps
 	// boardStart is the board's time at the window's start.
 	boardStart int64
 
@@ -211,8 +213,8 @@ type postMortem struct {
 func newPostMortem(run *bench.Watched) *postMortem {
 	pi := run.Pi
 	edge := pi.Node(0).Edge
-	pm := &postMortem{run: run, pi: pi, tap: &busTap{intLow: func() bool { return !edge.Level() }, now: pi.Clock().Now}, gc: newGCWatch()}
-	pi.Clock().TraceGaps(pmTraceGaps)
+	pm := &postMortem{run: run, pi: pi, ring: gaptrace.New(pmTraceGaps), tap: &busTap{intLow: func() bool { return !edge.Level() }, now: pi.Clock().Now}, gc: newGCWatch()}
+	pi.Clock().TraceGaps(pm.ring)
 	pi.Node(0).Bus.OnEvent(pm.tap.event)
 	return pm
 }
@@ -243,7 +245,7 @@ func (pm *postMortem) Loss(lost bool, trigger string) {
 	pm.host = mono.Now()
 	clk := pm.pi.Clock()
 	pm.board = clk.Reached()
-	pm.trace = clk.GapTrace()
+	pm.trace = pm.ring.Records()
 	bus := pm.pi.Node(0).Bus
 	bus.Lock()
 	pm.frames = pm.tap.frames()
