@@ -131,7 +131,7 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	report.Markdown(&md, rep)
 	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | pi3 strict |", "| tiny | rx_end_to_end | board |", "| tiny | board_int_low | board |",
 		"| 2 | 50 |", "### Targets", "### Host time taken out of the virtual Pi's time", "| tiny | pi3 strict | ",
-		"| calibration | longest µs |", "| factor over the run |"} {
+		"| calibration | host noise | longest µs |", "| factor over the run |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
 		}

@@ -11,6 +11,7 @@ import (
 	"cand/bridge"
 	"cand/daemon"
 	"cand/sim"
+	"cand/sim/mcpchip"
 )
 
 // Observer watches a scenario's measured window. RunScenario starts every
@@ -74,7 +75,7 @@ func (w *Watched) Missing() []Missing {
 }
 
 // The built-in observers: window (pipeline.go), portsWindow (traffic.go),
-// busyWatch and heartbeatWatch below.
+// arbWatch, busyWatch and heartbeatWatch below.
 
 func (w *window) Begin()                  { w.begin() }
 func (w *window) Stop()                   { w.stop() }
@@ -83,6 +84,19 @@ func (w *window) End(res *ScenarioResult) { w.end() }
 func (w *portsWindow) Begin()                  { w.begin() }
 func (w *portsWindow) Stop()                   {}
 func (w *portsWindow) End(res *ScenarioResult) { w.d = w.deltas() }
+
+// arbWatch counts the first controller's lost arbitrations (its TX frames that
+// lost the bus to another node's) over the window.
+type arbWatch struct {
+	chip *mcpchip.Chip
+	arb0 uint64
+}
+
+func (a *arbWatch) Begin() { a.arb0 = a.chip.Stats().ArbLost }
+func (a *arbWatch) Stop()  {}
+func (a *arbWatch) End(res *ScenarioResult) {
+	res.TXArbLost = a.chip.Stats().ArbLost - a.arb0
+}
 
 // busyWatch measures the owner thread's busy fraction over the window: its CPU
 // time, read from the thread's CPU-time clock (clock_gettime with the clock ID

@@ -179,20 +179,17 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
 	busy := newBusyWatch(h)
 	watched.Threads, watched.streams = h.d.Threads(), r.streams
-	obs := []Observer{w, pw, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge}}
+	obs := []Observer{w, pw, &arbWatch{chip: pi.Node(0).Chip}, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge}}
 	if added != nil {
 		obs = append(obs, added)
 	}
 	r.lost = lossCheck(sc, m, w, r, obs)
-	chip := pi.Node(0).Chip
-	arb0 := chip.Stats().ArbLost
 	for end := time.Now().Add(sc.WarmUp); time.Now().Before(end) && ctx.Err() == nil; {
 		r.discard()
 		time.Sleep(time.Millisecond)
 	}
 	res.WarmUpMs = float64(sc.WarmUp) / 1e6
 	err = observe(ctx, r, sc.Duration, obs, &res)
-	res.TXArbLost = chip.Stats().ArbLost - arb0
 	// Stop the daemon first: the histograms are read once nothing writes them.
 	if serr := h.stop(); err == nil {
 		err = serr
