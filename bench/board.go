@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"cand/bench/transfer"
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
@@ -180,7 +181,7 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 // wait on the board cfg names (the real one, or the virtual Pi), with the first
 // controller's MCP2515 answering: each transfer is a READ of size−2 registers from
 // address 0, which changes nothing in the chip. The daemon must not be running.
-func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]TransferResult, error) {
+func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]transfer.Result, error) {
 	regs, done, err := boardRegisters(cfg)
 	if err != nil {
 		return nil, err
@@ -201,18 +202,18 @@ func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]TransferResult, e
 	defer saved.Restore()
 	open := func(budget time.Duration) (*bcm2835.Device, func(), error) {
 		opt := bcm2835.SPIOptions{CoreClockHz: regs.coreHz, MinCoreClockHz: regs.minCoreHz, PollBudget: budget}
-		if budget == SleepBudget {
-			opt.WakeLatency = SleepBudget // the sleeping side sleeps every wait
+		if budget == transfer.SleepBudget {
+			opt.WakeLatency = transfer.SleepBudget // the sleeping side sleeps every wait
 		}
 		sp := bcm2835.NewSPI(regs.spi0, g, opt)
 		d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
 		return d, func() {}, err
 	}
-	var out []TransferResult
+	var out []transfer.Result
 	for _, size := range sizes {
 		tx := make([]byte, size)
 		tx[0] = mcp2515.InstrRead
-		r, err := compareTransfers(size, n, open, tx)
+		r, err := transfer.Compare(size, n, open, tx)
 		if err != nil {
 			return out, err
 		}

@@ -25,14 +25,14 @@
 //   - kernel.go: a workload the kernel driver's way (package kernelref);
 //   - burst.go: the burst scenarios against the reference's 3 messages / 7
 //     transfers;
-//   - transfer.go: the SPI engine polling-first against sleeping;
 //   - board.go: a real board (loopback scenarios, the SPI engine answered by
 //     the MCP2515);
 //   - stress.go: stress-ng on the other core;
 //   - targets.go: cand's goals, met or missed in a run.
 //
 // Beside it: bench/report (tables, SVG, the JSON file), bench/check (a run
-// against a baseline report), bench/envelope (the highest lossless load per
+// against a baseline report), bench/transfer (the SPI engine polling-first
+// against sleeping), bench/envelope (the highest lossless load per
 // board, bitrate and frame length), bench/postmortem (an envelope step's first
 // loss explained; linked into cand only with -tags postmortem), bench/kernelref
 // (the kernel driver's way).

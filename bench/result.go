@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"time"
 
+	"cand/bench/transfer"
 	"cand/metrics"
 )
 
 // Report is the JSON document a run writes.
 type Report struct {
 	// Board is the board the run was made on (board.go).
-	Board     *BoardInfo       `json:"board,omitempty"`
-	Scenarios []ScenarioResult `json:"scenarios"`
-	Transfers []TransferResult `json:"transfers"`
+	Board     *BoardInfo        `json:"board,omitempty"`
+	Scenarios []ScenarioResult  `json:"scenarios"`
+	Transfers []transfer.Result `json:"transfers"`
 	// Targets are cand's goals (Targets), each met or missed in this run.
 	Targets []Target `json:"targets"`
 }
@@ -145,7 +146,7 @@ const (
 	// ClockHost: host CLOCK_MONOTONIC (the SPI engine comparison, on an unbound
 	// register model). On the virtual Pi such figures hold the host stalls the
 	// board's clock takes out and miss the board's slower CPU.
-	ClockHost = "host"
+	ClockHost = transfer.ClockHost
 	// ClockBoard: the virtual Pi's time: the bridge's stage histograms (cand reads
 	// the board's clock, daemon/hardware.go) and the board's own measures.
 	ClockBoard = "board"
@@ -169,24 +170,6 @@ type Bucket struct {
 	Count   uint64  `json:"count"`
 }
 
-// TransferResult compares the SPI engine polling-first with sleeping for every
-// transfer, CS-down → CS-up, for one transfer size, in host time (Clock): the
-// engine runs alone on a register model with an unbound clock.
-type TransferResult struct {
-	Clock       string  `json:"clock"`
-	Bytes       int     `json:"bytes"`
-	Transfers   int     `json:"transfers"`
-	WireUs      float64 `json:"wire_us"`
-	PollP50     float64 `json:"poll_p50_us"`
-	SleepP50    float64 `json:"sleep_p50_us"`
-	PollP99     float64 `json:"poll_p99_us"`
-	SleepP99    float64 `json:"sleep_p99_us"`
-	PollSlept   float64 `json:"poll_slept_fraction"`
-	SleepSlept  float64 `json:"sleep_slept_fraction"`
-	PollVsWire  float64 `json:"poll_p50_over_wire"`
-	SleepVsPoll float64 `json:"sleep_p50_over_poll_p50"`
-}
-
 // Target is one of cand's goals and whether this run met it.
 type Target struct {
 	Goal     string `json:"goal"`
@@ -200,11 +183,4 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 // virtual Pi measured itself.
 func stageOf(s metrics.Snapshot) Stage {
 	return Stage{Clock: ClockBoard, P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
-}
-
-// MarshalJSON writes the transfer comparison with its clock, host.
-func (x TransferResult) MarshalJSON() ([]byte, error) {
-	type plain TransferResult
-	x.Clock = ClockHost
-	return json.Marshal(plain(x))
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"cand/bench/transfer"
 )
 
 // DefaultIntPollWindow is the INT poll window of the "poll window on" scenarios.
@@ -87,7 +89,7 @@ func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, p
 			break
 		}
 		fmt.Fprintf(progress, "bench: SPI engine, %d-byte transfers, poll vs sleep...\n", n)
-		r, err := RunTransfers(n, transfers)
+		r, err := transfer.Run(n, transfers)
 		if err != nil {
 			return rep, err
 		}
