@@ -1,8 +1,7 @@
-package bench
+package bench_test
 
 import (
 	"bytes"
-	"cand/config"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -13,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cand/bench"
+	"cand/bench/report"
+	"cand/config"
 )
 
 // A tiny run end to end: one pipeline scenario and one transfer size, written to
@@ -20,15 +23,15 @@ import (
 // well-formed XML.
 // Numbers are not judged here (timing claims belong to the benchmark itself).
 func TestTinyRunWritesJSONAndSVG(t *testing.T) {
-	sc := Scenario{Name: "tiny", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
-		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
-	rep, err := Run(context.Background(), []Scenario{sc}, 50, nil, io.Discard)
+	sc := bench.Scenario{Name: "tiny", Bitrate: 1_000_000, LoadPercent: 100, DLC: 8,
+		IntPollWindow: bench.DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
+	rep, err := bench.Run(context.Background(), []bench.Scenario{sc}, 50, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep.Transfers = rep.Transfers[:1] // 2 bytes is enough here
 	dir := t.TempDir()
-	jsonPath, svgPath, err := Write(rep, dir)
+	jsonPath, svgPath, err := report.Write(rep, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +128,10 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 	}
 
 	var md strings.Builder
-	Markdown(&md, rep)
+	report.Markdown(&md, rep)
 	for _, want := range []string{"| tiny | 1000000 | 100 | 500 µs |  | pi3 strict |", "| tiny | rx_end_to_end | board |", "| tiny | board_int_low | board |",
 		"| 2 | 50 |", "### Targets", "### Host time taken out of the virtual Pi's time", "| tiny | pi3 strict | ",
-		"| calibration | longest µs |", "| factor over the run |"} {
+		"| calibration | host noise | longest µs |", "| factor over the run |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, md.String())
 		}
@@ -138,7 +141,7 @@ func TestTinyRunWritesJSONAndSVG(t *testing.T) {
 // A DLC below 8 cannot carry the counter losses are measured with: refused, with
 // the reason.
 func TestScenarioNeedsEightDataBytes(t *testing.T) {
-	_, err := RunScenario(context.Background(), Scenario{Name: "short", Bitrate: 500_000, LoadPercent: 100, DLC: 4, Duration: time.Second}, nil)
+	_, err := bench.RunScenario(context.Background(), bench.Scenario{Name: "short", Bitrate: 500_000, LoadPercent: 100, DLC: 4, Duration: time.Second}, nil)
 	if err == nil || !strings.Contains(err.Error(), "need 8 data bytes") {
 		t.Fatalf("err = %v, want the dlc refused", err)
 	}
@@ -148,9 +151,9 @@ func TestScenarioNeedsEightDataBytes(t *testing.T) {
 // arrive (how many is timing, which the benchmark reports, not this test), and the burst section (JSON and table) says how many
 // interrupts and SPI transfers a burst took, next to Reference3x7's 7.
 func TestBurstScenario(t *testing.T) {
-	sc := Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
-		IntPollWindow: DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
-	res, err := RunScenario(context.Background(), sc, nil)
+	sc := bench.Scenario{Name: "burst", Bitrate: 1_000_000, Period: 2 * time.Millisecond, Burst: 3, DLC: 8,
+		IntPollWindow: bench.DefaultIntPollWindow, Duration: 300 * time.Millisecond, Rule: config.SimCPUStrict}
+	res, err := bench.RunScenario(context.Background(), sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +166,7 @@ func TestBurstScenario(t *testing.T) {
 		b.Reference.SPITransfers != 7 || b.Reference.Messages != 3 {
 		t.Fatalf("burst = %+v", b)
 	}
-	raw, err := json.Marshal(&Report{Scenarios: []ScenarioResult{res}})
+	raw, err := json.Marshal(&bench.Report{Scenarios: []bench.ScenarioResult{res}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +177,7 @@ func TestBurstScenario(t *testing.T) {
 		}
 	}
 	var md strings.Builder
-	Markdown(&md, &Report{Scenarios: []ScenarioResult{res}})
+	report.Markdown(&md, &bench.Report{Scenarios: []bench.ScenarioResult{res}})
 	if !strings.Contains(md.String(), "| burst | 3 | 2000 |") || !strings.Contains(md.String(), "| 7 | 215 → 161.8 |") {
 		t.Errorf("table lacks the burst row:\n%s", md.String())
 	}
@@ -183,7 +186,7 @@ func TestBurstScenario(t *testing.T) {
 
 // A burst needs periodic peers: a load scenario with a burst is refused.
 func TestBurstNeedsPeriodicPeers(t *testing.T) {
-	_, err := RunScenario(context.Background(), Scenario{Name: "x", Bitrate: 500_000, LoadPercent: 50, Burst: 3, DLC: 8, Duration: time.Second}, nil)
+	_, err := bench.RunScenario(context.Background(), bench.Scenario{Name: "x", Bitrate: 500_000, LoadPercent: 50, Burst: 3, DLC: 8, Duration: time.Second}, nil)
 	if err == nil || !strings.Contains(err.Error(), "set load_percent 0") {
 		t.Fatalf("err = %v, want the burst refused", err)
 	}
@@ -192,13 +195,13 @@ func TestBurstNeedsPeriodicPeers(t *testing.T) {
 // The zero-loss target is judged on the dedicated-CPU virtual Pi, counts RX
 // overflows as well as lost frames, and leaves the shared-CPU comparison out.
 func TestZeroLossTarget(t *testing.T) {
-	base := ScenarioResult{Bitrate: 1_000_000, LoadPercent: 100, IntPollWindowUs: 500, DurationS: 60, RXFigures: RXFigures{FramesOffered: 1000, FramesReceived: 1000}}
+	base := bench.ScenarioResult{Bitrate: 1_000_000, LoadPercent: 100, IntPollWindowUs: 500, DurationS: 60, RXFigures: bench.RXFigures{FramesOffered: 1000, FramesReceived: 1000}}
 	ok, overflow, shared := base, base, base
 	ok.Name, overflow.Name, shared.Name = "ok", "overflow", "shared"
 	overflow.RXOverflows = 1
 	shared.SharedCPU, shared.FramesLost = true, 5
 	var got []string
-	for _, tg := range Targets(&Report{Scenarios: []ScenarioResult{ok, overflow, shared}}) {
+	for _, tg := range bench.Targets(&bench.Report{Scenarios: []bench.ScenarioResult{ok, overflow, shared}}) {
 		if strings.HasPrefix(tg.Goal, "0 frames lost") {
 			got = append(got, fmt.Sprintf("%s: %s: %v", tg.Goal, tg.Measured, tg.Met))
 		}
@@ -217,15 +220,15 @@ func TestZeroLossTarget(t *testing.T) {
 // against two of its frames' own times on the wire.
 func TestHeartbeatAndTXTargets(t *testing.T) {
 	fresh, stale := 12.5, 61.0
-	full := ScenarioResult{Name: "full", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &fresh}
-	old := ScenarioResult{Name: "old", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &stale}
-	unmeasured := ScenarioResult{Name: "unmeasured", Bitrate: 1_000_000, LoadPercent: 100}
-	share := ScenarioResult{Name: "tx-share-1M", Bitrate: 1_000_000, HeartbeatMaxMs: &fresh,
-		Traffic: Traffic{Workload: "tx-share", BitsPerFrame: 120}, Stages: map[string]Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240}}}
+	full := bench.ScenarioResult{Name: "full", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &fresh}
+	old := bench.ScenarioResult{Name: "old", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &stale}
+	unmeasured := bench.ScenarioResult{Name: "unmeasured", Bitrate: 1_000_000, LoadPercent: 100}
+	share := bench.ScenarioResult{Name: "tx-share-1M", Bitrate: 1_000_000, HeartbeatMaxMs: &fresh,
+		Traffic: bench.Traffic{Workload: "tx-share", BitsPerFrame: 120}, Stages: map[string]bench.Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240}}}
 	slow := share
-	slow.Name, slow.Stages = "slow", map[string]Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240.5}}
+	slow.Name, slow.Stages = "slow", map[string]bench.Stage{"tx_socket_to_rts": {Clock: "board", Count: 100, P99: 240.5}}
 	var got []string
-	for _, tg := range Targets(&Report{Scenarios: []ScenarioResult{full, old, unmeasured, share, slow}}) {
+	for _, tg := range bench.Targets(&bench.Report{Scenarios: []bench.ScenarioResult{full, old, unmeasured, share, slow}}) {
 		if strings.HasPrefix(tg.Goal, "owner heartbeat") || strings.HasPrefix(tg.Goal, "TX socket") {
 			got = append(got, fmt.Sprintf("%s: %s: %v", tg.Goal, tg.Measured, tg.Met))
 		}
@@ -240,5 +243,36 @@ func TestHeartbeatAndTXTargets(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The vehicle mix end to end: every frame of the filtered sender stays in the
+// chip (cand's filters), while the kernel driver's way, which sets no filters,
+// passes them up; frames are counted per sender, the remote frames included.
+func TestVehicleWorkload(t *testing.T) {
+	var sc bench.Scenario
+	for _, s := range bench.Workloads(bench.Durations{Other: 400 * time.Millisecond}) {
+		if s.Workload.Kind == "vehicle" && s.Kernel && s.Board == bench.KernelBoard {
+			sc = s
+		}
+	}
+	res, err := bench.RunScenario(context.Background(), sc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FramesOffered == 0 || res.FramesReceived+res.FramesLost < res.FramesOffered || res.FilteredOffered == 0 || res.FilterLeaks != 0 || res.StrayFrames != 0 {
+		t.Fatalf("offered %d received %d lost %d, filtered %d leaked %d, stray %d", res.FramesOffered, res.FramesReceived, res.FramesLost,
+			res.FilteredOffered, res.FilterLeaks, res.StrayFrames)
+	}
+	k := res.Kernel
+	if k == nil || k.Error != "" || k.FramesOffered == 0 || k.Unfiltered == 0 || k.SPITransfersPerRXFrame <= res.SPITransfersPerRXFrame {
+		t.Fatalf("kernel reference %+v (cand %.2f transfers per frame)", k, res.SPITransfersPerRXFrame)
+	}
+	var md strings.Builder
+	report.Markdown(&md, &bench.Report{Scenarios: []bench.ScenarioResult{res}})
+	for _, want := range []string{"| vehicle-500k-pi2 | 500000 | vehicle |", "### Workloads", "| vehicle-500k-pi2 | vehicle |", "### cand and the kernel driver's way, same workload"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("tables lack %q:\n%s", want, md.String())
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"cand/bench/transfer"
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
@@ -98,7 +99,7 @@ func BoardSuite(d Durations) []Scenario {
 			onoff = "off"
 		}
 		wl := &Workload{Kind: "loopback", Buses: []BusLoad{{}}, Loopback: true, TX: &TXStream{IDs: []uint32{0x123}, Period: c.period}}
-		s = append(s, Scenario{Name: fmt.Sprintf("loopback-%s-window-%s", rate(c.br), onoff), Bitrate: c.br, DLC: 8,
+		s = append(s, Scenario{Name: fmt.Sprintf("loopback-%s-window-%s", Rate(c.br), onoff), Bitrate: c.br, DLC: 8,
 			IntPollWindow: c.win, Duration: d.Other, Workload: wl})
 	}
 	return s
@@ -126,12 +127,11 @@ func RunBoard(ctx context.Context, cfg *config.Config, scenarios []Scenario, tra
 
 // RunLoopback runs a loopback scenario (BoardSuite) the way it runs on a real
 // board, on the board the configuration names: the real one (hardware.backend:
-// bcm2835) or the virtual Pi. The owner thread's ID is found as on a real board
-// (epollTID), while it waits for the first frame.
+// bcm2835) or the virtual Pi.
 func RunLoopback(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, error) {
 	res := ScenarioResult{Name: sc.Name, Bitrate: sc.Bitrate, DLC: sc.DLC, IntPollWindowUs: us(sc.IntPollWindow)}
 	res.Workload = sc.workload().Kind
-	cfg, err := sc.config(base)
+	cfg, err := sc.Config(base)
 	if err != nil {
 		return res, err
 	}
@@ -152,7 +152,6 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 	if err != nil {
 		return res, err
 	}
-	res.SPIByteNs = byteNs
 	var pi *sim.Pi
 	clock := mono.Now
 	if cfg.Hardware.Backend != config.BackendBCM2835 {
@@ -166,21 +165,15 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 		return res, err
 	}
 	defer h.close()
-	var busy busyWatch
-	// The owner waits for work until the first frame is written.
-	busy.tid, busy.err = epollTID(h.pairs[0].driver, 2*time.Second)
 	m := h.d.Owner.Ports[0].M
-	w := window{m: m, ring: h.d.Owner.RingWaiting}
+	w := &window{m: m, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), nil, wl.TX, true, clock, m.TXFrames.Load)
-	err = r.run(ctx, sc.Duration, func() { w.begin(); pw.begin(); busy.begin() }, func() { w.stop(); busy.end() })
-	w.end()
-	deltas := pw.deltas()
+	err = observe(ctx, r, sc.Duration, []Observer{w, pw, newBusyWatch(h)}, &res)
 	if serr := h.stop(); err == nil {
 		err = serr
 	}
-	res.fillWindow(&w, r, deltas, h, cfg, byteNs)
-	res.ownerBusy(&busy)
+	res.fillWindow(w, r, pw.d, h, cfg, byteNs)
 	return res, err
 }
 
@@ -188,7 +181,7 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 // wait on the board cfg names (the real one, or the virtual Pi), with the first
 // controller's MCP2515 answering: each transfer is a READ of size−2 registers from
 // address 0, which changes nothing in the chip. The daemon must not be running.
-func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]TransferResult, error) {
+func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]transfer.Result, error) {
 	regs, done, err := boardRegisters(cfg)
 	if err != nil {
 		return nil, err
@@ -209,18 +202,18 @@ func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]TransferResult, e
 	defer saved.Restore()
 	open := func(budget time.Duration) (*bcm2835.Device, func(), error) {
 		opt := bcm2835.SPIOptions{CoreClockHz: regs.coreHz, MinCoreClockHz: regs.minCoreHz, PollBudget: budget}
-		if budget == SleepBudget {
-			opt.WakeLatency = SleepBudget // the sleeping side sleeps every wait
+		if budget == transfer.SleepBudget {
+			opt.WakeLatency = transfer.SleepBudget // the sleeping side sleeps every wait
 		}
 		sp := bcm2835.NewSPI(regs.spi0, g, opt)
 		d, err := sp.Device(bcm2835.DeviceConfig{ClockHz: cc.SPI.ClockHz, Mode: cc.SPI.Mode, CS: cs})
 		return d, func() {}, err
 	}
-	var out []TransferResult
+	var out []transfer.Result
 	for _, size := range sizes {
 		tx := make([]byte, size)
 		tx[0] = mcp2515.InstrRead
-		r, err := compareTransfers(size, n, open, tx)
+		r, err := transfer.Compare(size, n, open, tx)
 		if err != nil {
 			return out, err
 		}

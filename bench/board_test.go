@@ -31,7 +31,7 @@ func TestLoopbackOnTheVirtualPi(t *testing.T) {
 	// rule, as the daemon's lossless-premise tests run (docs/clock.md). Under the
 	// strict default a Pi 3 on a loaded host overflows at this rate.
 	base.Hardware.SimCPU = config.SimCPUDedicated
-	cfg, err := sc.config(base)
+	cfg, err := sc.Config(base)
 	if err != nil {
 		t.Fatal(err)
 	}

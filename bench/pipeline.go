@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cand/internal/kernelop"
 	"context"
 	"fmt"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 
 	"cand/config"
 	"cand/hw/bcm2835"
+	"cand/internal/kernelop"
 	"cand/mcp2515"
 	"cand/metrics"
 	"cand/sim"
@@ -64,10 +64,9 @@ type Scenario struct {
 	// milliseconds (cold caches, the host-noise rule's medians not yet known,
 	// on the stock governor an idle ARM clock). 0: the window opens at once.
 	WarmUp time.Duration
-	// PostMortem records what the owner thread and the board's clock did before
-	// the window's first RX overflow or sequence gap (postmortem.go): the
-	// result's FirstLoss.
-	PostMortem bool
+	// Observe, when set, adds an observer to the run on the virtual Pi, made
+	// before the daemon starts (e.g. the post-mortem, package bench/postmortem).
+	Observe func(*Watched) Observer
 }
 
 // Base carries the settings a scenario takes from the user's configuration.
@@ -100,8 +99,8 @@ status: {socket: ""}
 ` + sc.controllersYAML()
 }
 
-// config builds the scenario's configuration on top of base (nil: defaults).
-func (sc Scenario) config(base *Base) (*config.Config, error) {
+// Config builds the scenario's configuration on top of base (nil: defaults).
+func (sc Scenario) Config(base *Base) (*config.Config, error) {
 	if sc.DLC < 8 && sc.Workload == nil {
 		return nil, fmt.Errorf("bench: scenario %s: dlc %d: frames need 8 data bytes to carry the counter loss is measured with (other lengths: a Workload)", sc.Name, sc.DLC)
 	}
@@ -137,7 +136,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if sc.Burst > 1 && sc.LoadPercent > 0 {
 		return res, fmt.Errorf("bench: scenario %s: burst %d with load_percent %g: bursts come from periodic peers; set load_percent 0", sc.Name, sc.Burst, sc.LoadPercent)
 	}
-	cfg, err := sc.config(base)
+	cfg, err := sc.Config(base)
 	if err != nil {
 		return res, err
 	}
@@ -154,7 +153,6 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	if err != nil {
 		return res, err
 	}
-	res.SPIByteNs = byteNs
 
 	if sc.Stress {
 		stop, err := StartStress(sc.Duration + 30*time.Second)
@@ -163,13 +161,10 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 		}
 		defer stop()
 	}
-	spy, err := attachTIDSpy(pi, cfg)
-	if err != nil {
-		return res, err
-	}
-	var pm *postMortem
-	if sc.PostMortem {
-		pm = newPostMortem(pi) // before the peers start: the bus observer counts their frames
+	watched := &Watched{Pi: pi, Bitrate: sc.Bitrate}
+	var added Observer
+	if sc.Observe != nil {
+		added = sc.Observe(watched) // before the peers start: it may observe the bus
 	}
 	h, err := startDaemon(ctx, sc.Name, cfg, pi)
 	if err != nil {
@@ -179,72 +174,84 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 
 	m := h.d.Owner.Ports[0].M
 	wl := sc.workload()
-	w := window{m: m, board: pi.Clock().Reached, ring: h.d.Owner.RingWaiting}
+	w := &window{m: m, board: pi.Clock().Reached, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
-	lost := func() (bool, string) {
-		switch {
-		case m.RXOverflows.Load() != w.overflows0:
-			return true, "rx_overflow"
-		case sum(r.streams, false).gaps > 0:
-			return true, "sequence_gap"
-		}
-		return false, ""
+	busy := newBusyWatch(h)
+	watched.Threads, watched.streams = h.d.Threads(), r.streams
+	obs := []Observer{w, pw, &arbWatch{chip: pi.Node(0).Chip}, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge}}
+	if added != nil {
+		obs = append(obs, added)
 	}
-	switch {
-	case pm != nil:
-		r.lost = func() bool {
-			l, why := lost()
-			pm.watch(l, why)
-			return l && sc.StopAtFirstLoss
-		}
-	case sc.StopAtFirstLoss:
-		r.lost = func() bool { l, _ := lost(); return l }
-	}
-	var busy busyWatch
-	busy.tid, busy.err = spy.wait(2 * time.Second)
-	if pm != nil {
-		pm.ownerTid = busy.tid
-	}
-	chip := pi.Node(0).Chip
-	arb0 := chip.Stats().ArbLost
-	hb := heartbeatWatch{age: h.d.Owner.HeartbeatAge}
+	r.lost = lossCheck(sc, m, w, r, obs)
 	for end := time.Now().Add(sc.WarmUp); time.Now().Before(end) && ctx.Err() == nil; {
 		r.discard()
 		time.Sleep(time.Millisecond)
 	}
 	res.WarmUpMs = float64(sc.WarmUp) / 1e6
-	err = r.run(ctx, sc.Duration, func() {
-		w.begin()
-		pw.begin()
-		busy.begin()
-		hb.begin()
-		if pm != nil {
-			pm.begin()
-		}
-	}, func() { w.stop(); busy.end(); res.HeartbeatMaxMs = hb.end() })
-	w.end()
-	deltas := pw.deltas()
-	res.TXArbLost = chip.Stats().ArbLost - arb0
+	err = observe(ctx, r, sc.Duration, obs, &res)
 	// Stop the daemon first: the histograms are read once nothing writes them.
 	if serr := h.stop(); err == nil {
 		err = serr
 	}
 	// On an error the figures measured so far are still reported with it.
-	res.fillWindow(&w, r, deltas, h, cfg, byteNs)
+	res.fillWindow(w, r, pw.d, h, cfg, byteNs)
 	res.Stages["board_int_low"] = stageOf(pi.INTLow(0).Snapshot())
-	res.ownerBusy(&busy)
 	res.Clock = clockOf(pi)
-	if pm != nil {
-		res.FirstLoss = pm.analyse(r.streams, sc.Bitrate)
-	}
 	if sc.Burst > 1 {
-		res.Burst = burstOf(sc, m, &w)
+		res.Burst = burstOf(sc, m, w)
 	}
 	if sc.Kernel && ctx.Err() == nil {
 		res.Kernel = runKernel(ctx, sc, cfg)
 	}
 	return res, err
+}
+
+// observe measures r's window of dur with the observers obs: each is started
+// at the window's start, stopped at the end of the offered frames, and writes
+// its figures into res after the drain.
+func observe(ctx context.Context, r *reader, dur time.Duration, obs []Observer, res *ScenarioResult) error {
+	err := r.run(ctx, dur, func() {
+		for _, o := range obs {
+			o.Begin()
+		}
+	}, func() {
+		for _, o := range obs {
+			o.Stop()
+		}
+	})
+	for _, o := range obs {
+		o.End(res)
+	}
+	return err
+}
+
+// lossCheck is the reader's check between reads (nil: none needed): it tells
+// every LossWatcher of obs whether the window has lost a frame yet, and ends the
+// window at the first loss if sc stops there.
+func lossCheck(sc Scenario, m *metrics.Controller, w *window, r *reader, obs []Observer) func() bool {
+	var lw []LossWatcher
+	for _, o := range obs {
+		if l, ok := o.(LossWatcher); ok {
+			lw = append(lw, l)
+		}
+	}
+	if len(lw) == 0 && !sc.StopAtFirstLoss {
+		return nil
+	}
+	return func() bool {
+		lost, why := false, ""
+		switch {
+		case m.RXOverflows.Load() != w.overflows0:
+			lost, why = true, "rx_overflow"
+		case sum(r.streams, false).gaps > 0:
+			lost, why = true, "sequence_gap"
+		}
+		for _, l := range lw {
+			l.Loss(lost, why)
+		}
+		return lost && sc.StopAtFirstLoss
+	}
 }
 
 // window holds the counters at the start of the measured window and their deltas.
@@ -390,7 +397,7 @@ func clockOf(pi *sim.Pi) ClockResult {
 		RemovedMs: map[string]float64{}, Removals: map[string]uint64{}, RemovedMaxUs: float64(cs.MaxRemovalNs) / 1e3,
 		ChargedMs: map[string]float64{"cpu_scaled": ms(cs.ScaledNs), "park": ms(cs.ParkNs), "wake_up": ms(cs.WakeNs), "shared_core": ms(cs.SharedCoreNs),
 			"kernel": ms(cs.KernelNs), "clock_read": ms(cs.ClockReadNs)},
-		Parks: cs.Parks, WakeUps: cs.Wakes, FloorKeptMs: ms(cs.FloorKeptNs), ForgivingMs: ms(cs.ForgivingNs),
+		Parks: cs.Parks, WakeUps: cs.Wakes, ForgivingMs: ms(cs.ForgivingNs),
 		AheadMs:           ms(pi.Clock().Ahead()),
 		CPUFactorRun:      Spread(cs.Factor),
 		HostKernelNsRun:   Spread(cs.HostKernelNs),

@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"time"
 
+	"cand/bench/transfer"
 	"cand/metrics"
 )
 
 // Report is the JSON document a run writes.
 type Report struct {
 	// Board is the board the run was made on (board.go).
-	Board     *BoardInfo       `json:"board,omitempty"`
-	Scenarios []ScenarioResult `json:"scenarios"`
-	Transfers []TransferResult `json:"transfers"`
+	Board     *BoardInfo        `json:"board,omitempty"`
+	Scenarios []ScenarioResult  `json:"scenarios"`
+	Transfers []transfer.Result `json:"transfers"`
 	// Targets are cand's goals (Targets), each met or missed in this run.
 	Targets []Target `json:"targets"`
 }
@@ -51,18 +52,18 @@ type ScenarioResult struct {
 	// RXFigures: the scenario's receive figures (the sums of its controllers'
 	// when it has more than one).
 	RXFigures
-	// SPIByteNs is one byte's wire time at the board's highest core clock (its
-	// SCLK drops with the core clock when the firmware lowers it).
-	SPIByteNs        int64   `json:"spi_byte_ns"`
+	// WireUsPerRXFrame is the SPI bytes per RX frame at one byte's wire time at
+	// the board's highest core clock (its SCLK drops with the core clock when
+	// the firmware lowers it).
 	WireUsPerRXFrame float64 `json:"wire_us_per_rx_frame"`
 	AllocsPerFrame   float64 `json:"allocs_per_frame"`
 	CPUUsPerFrame    float64 `json:"cpu_us_per_frame"`
 	PolledInterrupts uint64  `json:"polled_interrupts"`
 	// Clock is what the virtual Pi's clock did to its time over the whole run.
 	Clock ClockResult `json:"sim_clock"`
-	// FirstLoss is the post-mortem of the window's first lost frame
-	// (Scenario.PostMortem; nil: off or nothing lost).
-	FirstLoss *FirstLoss `json:"first_loss,omitempty"`
+	// FirstLoss is the post-mortem of the window's first lost frame (package
+	// bench/postmortem, added by Scenario.Observe; nil: off or nothing lost).
+	FirstLoss json.RawMessage `json:"first_loss,omitempty"`
 	// Stages are latency distributions, each in the clock its Clock names.
 	Stages map[string]Stage `json:"stages"`
 	// Burst is set for burst scenarios: Reference3x7's one interrupt with 3
@@ -120,10 +121,9 @@ type ClockResult struct {
 	ClockReads  int64                  `json:"clock_reads"`
 	Parks       uint64                 `json:"parks"`
 	WakeUps     uint64                 `json:"wake_ups"`
-	// FloorKeptMs is removal the floors refused; AheadMs how far the board's time
-	// ended ahead of host time (negative: behind).
-	FloorKeptMs float64 `json:"floor_kept_ms"`
-	AheadMs     float64 `json:"board_ahead_of_host_ms"`
+	// AheadMs is how far the board's time ended ahead of host time (negative:
+	// behind).
+	AheadMs float64 `json:"board_ahead_of_host_ms"`
 	// ForgivingMs is what the forgiving dedicated rule would have removed from
 	// the same gaps (strict rule; an indication).
 	ForgivingMs float64 `json:"forgiving_rule_would_remove_ms"`
@@ -165,7 +165,7 @@ const (
 	// ClockHost: host CLOCK_MONOTONIC (the SPI engine comparison, on an unbound
 	// register model). On the virtual Pi such figures hold the host stalls the
 	// board's clock takes out and miss the board's slower CPU.
-	ClockHost = "host"
+	ClockHost = transfer.ClockHost
 	// ClockBoard: the virtual Pi's time: the bridge's stage histograms (cand reads
 	// the board's clock, daemon/hardware.go) and the board's own measures.
 	ClockBoard = "board"
@@ -189,25 +189,6 @@ type Bucket struct {
 	Count   uint64  `json:"count"`
 }
 
-// TransferResult compares the SPI engine polling-first with sleeping for every
-// transfer, CS-down → CS-up, for one transfer size, in host time (Clock): the
-// engine runs alone on a register model with an unbound clock.
-type TransferResult struct {
-	Clock        string  `json:"clock"`
-	Bytes        int     `json:"bytes"`
-	Transfers    int     `json:"transfers"`
-	WireUs       float64 `json:"wire_us"`
-	PollP50      float64 `json:"poll_p50_us"`
-	SleepP50     float64 `json:"sleep_p50_us"`
-	PollP99      float64 `json:"poll_p99_us"`
-	SleepP99     float64 `json:"sleep_p99_us"`
-	PollSlept    float64 `json:"poll_slept_fraction"`
-	SleepSlept   float64 `json:"sleep_slept_fraction"`
-	PollVsWire   float64 `json:"poll_p50_over_wire"`
-	SleepVsPoll  float64 `json:"sleep_p50_over_poll_p50"`
-	PollBudgetUs float64 `json:"poll_budget_us"`
-}
-
 // Target is one of cand's goals and whether this run met it.
 type Target struct {
 	Goal     string `json:"goal"`
@@ -221,11 +202,4 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 // virtual Pi measured itself.
 func stageOf(s metrics.Snapshot) Stage {
 	return Stage{Clock: ClockBoard, P50: us(s.P50), P90: us(s.P90), P99: us(s.P99), P999: us(s.P999), Max: us(s.Max), Count: s.Count}
-}
-
-// MarshalJSON writes the transfer comparison with its clock, host.
-func (x TransferResult) MarshalJSON() ([]byte, error) {
-	type plain TransferResult
-	x.Clock = ClockHost
-	return json.Marshal(plain(x))
 }

@@ -2,12 +2,11 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
+
+	"cand/bench/transfer"
 )
 
 // DefaultIntPollWindow is the INT poll window of the "poll window on" scenarios.
@@ -41,7 +40,7 @@ func Suite(d Durations) []Scenario {
 			if win == 0 {
 				onoff = "off"
 			}
-			s = append(s, Scenario{Name: fmt.Sprintf("load100-%s-window-%s", rate(br), onoff), Bitrate: br,
+			s = append(s, Scenario{Name: fmt.Sprintf("load100-%s-window-%s", Rate(br), onoff), Bitrate: br,
 				LoadPercent: 100, DLC: 8, IntPollWindow: win, Duration: dur})
 		}
 	}
@@ -66,7 +65,8 @@ func Suite(d Durations) []Scenario {
 	return append(s, Workloads(d)...)
 }
 
-func rate(br uint32) string {
+// Rate is a bitrate as scenario names write it: 125k, 1M.
+func Rate(br uint32) string {
 	if br >= 1_000_000 {
 		return fmt.Sprintf("%dM", br/1_000_000)
 	}
@@ -89,7 +89,7 @@ func Run(ctx context.Context, scenarios []Scenario, transfers int, base *Base, p
 			break
 		}
 		fmt.Fprintf(progress, "bench: SPI engine, %d-byte transfers, poll vs sleep...\n", n)
-		r, err := RunTransfers(n, transfers)
+		r, err := transfer.Run(n, transfers)
 		if err != nil {
 			return rep, err
 		}
@@ -117,25 +117,4 @@ func runAll(ctx context.Context, rep *Report, scenarios []Scenario, base *Base, 
 		rep.Scenarios = append(rep.Scenarios, r)
 	}
 	return nil
-}
-
-// Write stores the report as dir/bench.json and the RX end-to-end histogram as
-// dir/rx_end_to_end.svg, and returns both paths.
-func Write(rep *Report, dir string) (jsonPath, svgPath string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("bench: output directory: %w", err)
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return "", "", err
-	}
-	jsonPath = filepath.Join(dir, "bench.json")
-	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
-		return "", "", fmt.Errorf("bench: %w", err)
-	}
-	svgPath = filepath.Join(dir, "rx_end_to_end.svg")
-	if err := os.WriteFile(svgPath, SVG(rep), 0o644); err != nil {
-		return "", "", fmt.Errorf("bench: %w", err)
-	}
-	return jsonPath, svgPath, nil
 }

@@ -132,6 +132,7 @@ func perFrame(a, n uint64) float64 {
 type portsWindow struct {
 	ms []*metrics.Controller
 	c0 []portCounters
+	d  []portCounters // the deltas at End
 }
 
 func (w *portsWindow) begin() {
@@ -151,9 +152,10 @@ func (w *portsWindow) deltas() []portCounters {
 }
 
 // fillTraffic sets res's stream, TX and per-controller figures from the window: r
-// read the sockets, d are the controllers' counter deltas. With more than one
-// controller, the scenario's pipeline figures become the sums.
-func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []string, ms []*metrics.Controller) {
+// read the sockets, d are the controllers' counter deltas, byteNs one SPI byte's
+// wire time. With more than one controller, the scenario's pipeline figures
+// become the sums.
+func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []string, ms []*metrics.Controller, byteNs int64) {
 	exp, filt := sum(r.streams, false), sum(r.streams, true)
 	res.setFrames(exp)
 	res.SeqGaps, res.Reordered, res.Duplicates = exp.gaps, exp.reordered, exp.duplicates
@@ -179,7 +181,7 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 	res.RXOverflows = all.overflows
 	res.SPITransfersPerRXFrame = perFrame(all.intXfers, all.rx)
 	res.SPIBytesPerRXFrame = perFrame(all.intBytes, all.rx)
-	res.WireUsPerRXFrame = res.SPIBytesPerRXFrame * float64(res.SPIByteNs) / 1e3
+	res.WireUsPerRXFrame = res.SPIBytesPerRXFrame * float64(byteNs) / 1e3
 	for i, c := range d {
 		var p counts
 		for _, s := range r.streams {
@@ -210,7 +212,7 @@ func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h 
 		res.WireUsPerRXFrame = res.SPIBytesPerRXFrame * float64(byteNs) / 1e3
 	}
 	pw := h.portsWindow()
-	fillTraffic(res, r, d, h.names(cfg), pw.ms)
+	fillTraffic(res, r, d, h.names(cfg), pw.ms, byteNs)
 	if received := res.FramesReceived; received > 0 {
 		res.AllocsPerFrame = float64(w.mallocs) / float64(received)
 		res.CPUUsPerFrame = float64(w.cpu.Microseconds()) / float64(received)
@@ -226,14 +228,6 @@ func (res *ScenarioResult) fillWindow(w *window, r *reader, d []portCounters, h 
 	res.PolledInterrupts = m.PolledInts.Load()
 	res.Stages = stages(m)
 	res.RXHistogram = rxBuckets(h.d.Metrics)
-}
-
-// ownerBusy records the owner thread's busy fraction, or why it is unknown.
-func (res *ScenarioResult) ownerBusy(b *busyWatch) {
-	res.OwnerBusy = b.busy
-	if b.err != nil {
-		res.OwnerBusy, res.OwnerBusyError = -1, b.err.Error()
-	}
 }
 
 // simStreams are the workload's senders on the virtual Pi: every periodic or load

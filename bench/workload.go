@@ -130,8 +130,8 @@ func applyBaseToAll(cfg *config.Config, base *Base) {
 
 func dlcPtr(v uint8) *uint8 { return &v }
 
-// idRange is n IDs from first on.
-func idRange(first uint32, n int) []uint32 {
+// IDRange is n IDs from first on.
+func IDRange(first uint32, n int) []uint32 {
 	ids := make([]uint32, n)
 	for i := range ids {
 		ids[i] = first + uint32(i)

@@ -28,7 +28,7 @@ func FieldCheck() Scenario {
 	p := Peer{SimPeer: config.SimPeer{Kind: config.PeerLoad, Name: "cangen", IDs: ids, DLCs: dlcs, LoadPercent: 99}}
 	wl := &Workload{Kind: "cangen99", Buses: []BusLoad{{Peers: []Peer{p}}}}
 	b := config.SimBoardPi3
-	return Scenario{Name: wl.Kind + "-" + rate(1_000_000) + "-" + string(b), Bitrate: 1_000_000, DLC: 8,
+	return Scenario{Name: wl.Kind + "-" + Rate(1_000_000) + "-" + string(b), Bitrate: 1_000_000, DLC: 8,
 		IntPollWindow: DefaultIntPollWindow, Duration: FieldCheckDuration, Workload: wl, Board: b, Kernel: KernelOn(b)}
 }
 

@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"cand/config"
 )
@@ -17,11 +15,11 @@ func TestWorkloadConfigs(t *testing.T) {
 	boards := map[string]int{}
 	kernel := map[string]int{}
 	for _, sc := range Workloads(Quick) {
-		cfg, err := sc.config(nil)
+		cfg, err := sc.Config(nil)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", sc.Name, err, sc.yaml())
 		}
-		if sc.Kernel != KernelOn(sc.Board) || sc.Workload == nil || !strings.HasPrefix(sc.Name, sc.Workload.Kind+"-"+rate(sc.Bitrate)+"-") ||
+		if sc.Kernel != KernelOn(sc.Board) || sc.Workload == nil || !strings.HasPrefix(sc.Name, sc.Workload.Kind+"-"+Rate(sc.Bitrate)+"-") ||
 			!strings.HasSuffix(sc.Name, "-"+string(sc.Board)) || cfg.Hardware.SimBoard != sc.Board {
 			t.Errorf("%s: board %s (config %s), kernel %v, workload %+v", sc.Name, sc.Board, cfg.Hardware.SimBoard, sc.Kernel, sc.Workload)
 		}
@@ -88,43 +86,12 @@ func TestWorkloadConfigs(t *testing.T) {
 	}
 }
 
-// The vehicle mix end to end: every frame of the filtered sender stays in the
-// chip (cand's filters), while the kernel driver's way, which sets no filters,
-// passes them up; frames are counted per sender, the remote frames included.
-func TestVehicleWorkload(t *testing.T) {
-	var sc Scenario
-	for _, s := range Workloads(Durations{Other: 400 * time.Millisecond}) {
-		if s.Workload.Kind == "vehicle" && s.Kernel && s.Board == KernelBoard {
-			sc = s
-		}
-	}
-	res, err := RunScenario(context.Background(), sc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.FramesOffered == 0 || res.FramesReceived+res.FramesLost < res.FramesOffered || res.FilteredOffered == 0 || res.FilterLeaks != 0 || res.StrayFrames != 0 {
-		t.Fatalf("offered %d received %d lost %d, filtered %d leaked %d, stray %d", res.FramesOffered, res.FramesReceived, res.FramesLost,
-			res.FilteredOffered, res.FilterLeaks, res.StrayFrames)
-	}
-	k := res.Kernel
-	if k == nil || k.Error != "" || k.FramesOffered == 0 || k.Unfiltered == 0 || k.SPITransfersPerRXFrame <= res.SPITransfersPerRXFrame {
-		t.Fatalf("kernel reference %+v (cand %.2f transfers per frame)", k, res.SPITransfersPerRXFrame)
-	}
-	var md strings.Builder
-	Markdown(&md, &Report{Scenarios: []ScenarioResult{res}})
-	for _, want := range []string{"| vehicle-500k-pi2 | 500000 | vehicle |", "### Workloads", "| vehicle-500k-pi2 | vehicle |", "### cand and the kernel driver's way, same workload"} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("tables lack %q:\n%s", want, md.String())
-		}
-	}
-}
-
 // The field check offers cangen's default frames at 99 % of a 1 Mbit/s bus on
 // the Pi 3, with the kernel's way: 1021 distinct standard IDs, each with a data
 // length drawn as cangen draws it (0..7 each about 1/16, 8 about half).
 func TestFieldCheckScenario(t *testing.T) {
 	sc := FieldCheck()
-	cfg, err := sc.config(nil)
+	cfg, err := sc.Config(nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, sc.yaml())
 	}

@@ -54,11 +54,11 @@ func Workloads(d Durations) []Scenario {
 	}
 	share := load("load", []uint32{0x123}, 8)
 	share.LoadPercent = 80
-	dlc0 := func() *Workload { return one("dlc0", load("load", idRange(0x200, 1024), 0)) }
+	dlc0 := func() *Workload { return one("dlc0", load("load", IDRange(0x200, 1024), 0)) }
 	dlc8 := func() *Workload { return one("dlc8", load("load", []uint32{0x123}, 8)) }
 	wls := []*Workload{
 		dlc0(),
-		one("dlc1", load("load", idRange(0x100, 251), 1)),
+		one("dlc1", load("load", IDRange(0x100, 251), 1)),
 		one("dlc4", load("load", []uint32{0x123}, 4)),
 		dlc8(),
 		one("ext29", ext),
@@ -86,7 +86,7 @@ func Workloads(d Durations) []Scenario {
 	for _, b := range WorkloadBoards {
 		for i, wl := range wls {
 			br := rates[i]
-			s = append(s, Scenario{Name: wl.Kind + "-" + rate(br) + "-" + string(b), Bitrate: br, DLC: 8,
+			s = append(s, Scenario{Name: wl.Kind + "-" + Rate(br) + "-" + string(b), Bitrate: br, DLC: 8,
 				IntPollWindow: DefaultIntPollWindow, Duration: d.Other, Workload: wl, Board: b,
 				Kernel: KernelOn(b)})
 		}
@@ -123,16 +123,16 @@ func vehicle() *Workload {
 	}
 	j1939 := per("j1939", 10*time.Millisecond, []uint32{0x18FEF100, 0x18FEEE00}, 8) // each every 20 ms
 	j1939.Extended = true
-	remote := per("remote", 12500*time.Microsecond, idRange(0x7D0, 8), 8) // each every 100 ms
+	remote := per("remote", 12500*time.Microsecond, IDRange(0x7D0, 8), 8) // each every 100 ms
 	remote.Remote = true
 	filtered := per("filtered", 2*time.Millisecond, []uint32{0x500, 0x501, 0x502, 0x503, 0x504, 0x280}, 8)
 	return &Workload{Kind: "vehicle", Buses: []BusLoad{{
 		Peers: []Peer{
-			per("engine", time.Millisecond, idRange(0x0C0, 10), 8),                               // each every 10 ms
-			per("chassis", 2*time.Millisecond, idRange(0x1A0, 10), 8, 6, 4, 8, 2, 8, 5, 8, 7, 3), // each every 20 ms
-			per("body", 5*time.Millisecond, idRange(0x3C0, 20),
+			per("engine", time.Millisecond, IDRange(0x0C0, 10), 8),                               // each every 10 ms
+			per("chassis", 2*time.Millisecond, IDRange(0x1A0, 10), 8, 6, 4, 8, 2, 8, 5, 8, 7, 3), // each every 20 ms
+			per("body", 5*time.Millisecond, IDRange(0x3C0, 20),
 				8, 1, 2, 0, 4, 8, 8, 3, 1, 6, 8, 2, 8, 5, 0, 8, 1, 4, 8, 2), // each every 100 ms
-			per("slow", 100*time.Millisecond, idRange(0x700, 10), 8), // each every 1000 ms
+			per("slow", 100*time.Millisecond, IDRange(0x700, 10), 8), // each every 1000 ms
 			remote, j1939,
 			{SimPeer: filtered.SimPeer, Filtered: true},
 		},

@@ -9,6 +9,7 @@ import (
 
 	"cand/config"
 	"cand/sim/clock"
+	"cand/sim/clock/gaptrace"
 )
 
 // How often the strict rule lets a Pi 4 at force_turbo overflow at 10 % of a
@@ -33,7 +34,8 @@ func BenchmarkStrictRuleUnderHostLoad(b *testing.B) {
 		lr := &loadRig{rig: r}
 		b.Cleanup(lr.drainRX())
 		clk := r.pi.Clock()
-		clk.TraceGaps(48)
+		ring := gaptrace.New(48)
+		clk.TraceGaps(ring)
 		m := r.d.Owner.Ports[0].M
 		seen, dumps := uint64(0), 0
 		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); {
@@ -42,7 +44,7 @@ func BenchmarkStrictRuleUnderHostLoad(b *testing.B) {
 				seen = n
 				if dumps < 3 {
 					dumps++
-					b.Logf("overflow %d at %d RX frames, board time %d; the last gaps:\n%s", n, m.RXFrames.Load(), clk.Reached(), clk.DumpGapTrace())
+					b.Logf("overflow %d at %d RX frames, board time %d; the last gaps:\n%s", n, m.RXFrames.Load(), clk.Reached(), ring.Dump())
 				}
 			}
 		}

@@ -63,7 +63,8 @@ type Daemon struct {
 	// SocketcandAddr is where the socketcand server listens ("" if disabled).
 	SocketcandAddr string
 
-	reload func() (ReloadResult, error) // Reload for this run
+	reload  func() (ReloadResult, error) // Reload for this run
+	threads threadIDs                    // the frame path's threads (Threads)
 }
 
 // wiring is one Run: its inputs, the daemon it builds, and what it set up, undone

@@ -33,6 +33,7 @@ func (w *wiring) delivery() *bridge.Delivery {
 	cfg.Priority = max(rc.Priority-1, 0) // below the owner: the chip comes first
 	d.Setup = func() error {
 		report, err := rt.Setup(cfg)
+		w.threads.delivery.Store(int64(report.Tid))
 		for _, it := range report.Items {
 			switch {
 			case it.Err == nil:

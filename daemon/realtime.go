@@ -31,9 +31,10 @@ func realtimeSetting(what string) metrics.RealtimeSetting {
 // setupRealtime gives the calling owner thread its real-time settings. It logs
 // each part of the report, a refusal as a warning, and records the refusals in
 // cand_realtime_refused. With realtime.required a refusal is the error, which
-// names it, instead of a warning.
+// names it, instead of a warning. It keeps the thread's ID (Daemon.Threads).
 func (w *wiring) setupRealtime(refused *metrics.Realtime) error {
 	report, err := rt.Setup(rtConfig(w.cfg))
+	w.threads.owner.Store(int64(report.Tid))
 	for _, it := range report.Items {
 		s := realtimeSetting(it.What)
 		refused.SetRefused(s, it.Err != nil)

@@ -14,6 +14,7 @@ import (
 
 	"cand/config"
 	"cand/sim/canbus"
+	"cand/sim/clock/gaptrace"
 	"cand/socketcan"
 )
 
@@ -72,8 +73,8 @@ func TestErrorFramesWarningThenPassive(t *testing.T) {
 // error frame is one failed transmission (TEC + 8), so the gaps between them show
 // what board time the owner thread was charged while the chip's counters moved.
 func traceErrorPass(r *rig) func() string {
-	clk := r.pi.Clock()
-	clk.TraceGaps(64)
+	ring := gaptrace.New(64)
+	r.pi.Clock().TraceGaps(ring)
 	var mu sync.Mutex
 	var errAt []int64
 	r.pi.Node(0).Bus.OnEvent(func(ev canbus.Event) {
@@ -91,7 +92,7 @@ func traceErrorPass(r *rig) func() string {
 		}
 		mu.Unlock()
 		b.WriteString("the strict clock's last looked-at gaps:\n")
-		b.WriteString(clk.DumpGapTrace())
+		b.WriteString(ring.Dump())
 		return b.String()
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"syscall"
 
 	"cand/bench"
+	"cand/bench/check"
+	"cand/bench/envelope"
+	"cand/bench/report"
 	"cand/config"
 )
 
@@ -25,7 +28,8 @@ import (
 // paths of the JSON and SVG it writes; with -check it compares the run with a
 // baseline report and exits 1 if a scenario got worse; with -envelope it finds
 // the highest lossless bus load per board, bitrate and frame length
-// (bench.RunEnvelope), resuming DIR/envelope.json.
+// (package bench/envelope), resuming DIR/envelope.json; -postmortem needs a
+// cand built with -tags postmortem (postmortem_on.go).
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cand bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -34,17 +38,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "build/bench", "directory for bench.json and rx_end_to_end.svg")
 	run := fs.String("run", "", "run only the scenarios whose name matches this regular expression (and no SPI engine comparison)")
 	loopback := fs.Bool("loopback", false, "run only what needs no bus, on the configured board: the SPI engine with the MCP2515 answering, and the pipeline with the controller in loopback mode (on a real Pi: hardware.backend bcm2835, as root, cand not running)")
-	check := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
-	tol := fs.Float64("tolerance", bench.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
-	envelope := fs.Bool("envelope", false, "find the highest bus load without a lost frame per board, bitrate and frame length (strict rule; resumes OUT/envelope.json)")
-	step := fs.Duration("step", bench.EnvelopeStepDefault, "with -envelope: each load step's measured window")
+	baselinePath := fs.String("check", "", "compare the run with this baseline report (a bench.json) and exit 1 if a scenario got worse")
+	tol := fs.Float64("tolerance", check.DefaultTolerance.Percent, "with -check: how many percent a stage's p50 may grow (plus 5 µs) before it counts as worse")
+	envelopeRun := fs.Bool("envelope", false, "find the highest bus load without a lost frame per board, bitrate and frame length (strict rule; resumes OUT/envelope.json)")
+	step := fs.Duration("step", envelope.StepDefault, "with -envelope: each load step's measured window")
 	full := fs.Bool("full-steps", false, "with -envelope: run a failing step for its whole window (its loss over the step) instead of stopping it at its first loss (up to twice the time)")
 	fresh := fs.Bool("fresh", false, "with -envelope: start over instead of resuming the cells already in OUT/envelope.json")
 	boards := fs.String("boards", "", "with -envelope: only these board profiles, comma-separated (default pi-zero,pi3,pi4)")
 	bitrates := fs.String("bitrates", "", "with -envelope: only these bitrates in bit/s, comma-separated (default 125000,250000,500000,1000000)")
 	lengths := fs.String("lengths", "", "with -envelope: only these frame lengths, comma-separated (default dlc0,dlc8,mix)")
 	warmUp := fs.Duration("warmup", 0, "run each scenario's traffic this long before its measured window opens, its frames not counted (default 0: the window opens when cand is ready)")
-	postmortem := fs.Bool("postmortem", false, "with -envelope: record what the owner thread and the board's clock did before each failing step's first loss (first_loss in the JSON, a line on stderr)")
+	postmortem := fs.Bool("postmortem", false, "with -envelope: record what the owner thread and the board's clock did before each failing step's first loss (first_loss in the JSON, a line on stderr); needs a cand built with -tags postmortem")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,12 +57,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if *envelope {
-		o := bench.EnvelopeOptions{Step: *step, Config: *path, Commit: version,
-			Out: filepath.Join(*out, bench.EnvelopeOut), Fresh: *fresh, FullSteps: *full, PostMortem: *postmortem}
-		if o.Boards, err = bench.ParseEnvelopeBoards(*boards); err == nil {
-			if o.Bitrates, err = bench.ParseEnvelopeBitrates(*bitrates); err == nil {
-				o.Lengths, err = bench.ParseEnvelopeLengths(*lengths)
+	if *envelopeRun {
+		o := envelope.Options{Step: *step, Config: *path, Commit: version,
+			Out: filepath.Join(*out, envelope.FileName), Fresh: *fresh, FullSteps: *full}
+		if *postmortem {
+			if o.PostMortem = postMortem(); o.PostMortem == nil {
+				fmt.Fprintln(stderr, "cand bench: -postmortem: this cand is built without the post-mortem; build it with `go build -tags postmortem -o build/cand ./cmd/cand`")
+				return 2
+			}
+		}
+		if o.Boards, err = envelope.ParseBoards(*boards); err == nil {
+			if o.Bitrates, err = envelope.ParseBitrates(*bitrates); err == nil {
+				o.Lengths, err = envelope.ParseLengths(*lengths)
 			}
 		}
 		if err != nil {
@@ -72,8 +82,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var baseline *bench.Report
-	if *check != "" {
-		if baseline, err = bench.ReadReport(*check); err != nil {
+	if *baselinePath != "" {
+		if baseline, err = report.Read(*baselinePath); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
@@ -130,18 +140,18 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	rep.Board = &board
-	bench.Markdown(stdout, rep)
-	jsonPath, svgPath, err := bench.Write(rep, *out)
+	report.Markdown(stdout, rep)
+	jsonPath, svgPath, err := report.Write(rep, *out)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "JSON: %s\nSVG:  %s\n", jsonPath, svgPath)
 	if baseline != nil {
-		t := bench.CheckTolerance{Percent: *tol, AbsUs: bench.DefaultTolerance.AbsUs}
-		worse, notes := bench.Check(baseline, rep, t)
+		t := check.Tolerance{Percent: *tol, AbsUs: check.DefaultTolerance.AbsUs}
+		worse, notes := check.Compare(baseline, rep, t)
 		fmt.Fprintln(stdout)
-		bench.WriteCheck(stdout, *check, worse, notes, t)
+		check.Write(stdout, *baselinePath, worse, notes, t)
 		if len(worse) > 0 {
 			return 1
 		}
@@ -151,16 +161,22 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 
 // runEnvelope is `cand bench -envelope`: the table on stdout once the run ends
 // (also when interrupted: the cells done so far, marked partial).
-func runEnvelope(cfg *config.Config, o bench.EnvelopeOptions, stdout, stderr io.Writer) int {
+func runEnvelope(cfg *config.Config, o envelope.Options, stdout, stderr io.Writer) int {
 	if o.Step <= 0 {
 		fmt.Fprintf(stderr, "cand bench: -step %v: give a positive duration, e.g. 20s\n", o.Step)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	f, err := bench.RunEnvelope(ctx, cfg, o, stderr)
+	f, err := envelope.Run(ctx, cfg, o, stderr)
 	if f != nil {
-		bench.EnvelopeMarkdown(stdout, f)
+		envelope.Markdown(stdout, f)
+		if o.PostMortem != nil {
+			fmt.Fprintln(stdout)
+			if merr := postMortemMarkdown(stdout, f); merr != nil && err == nil {
+				err = merr
+			}
+		}
 		fmt.Fprintf(stdout, "JSON: %s\n", o.Out)
 	}
 	if err != nil {

@@ -82,7 +82,8 @@
 //   - calib.go: the strict rule's continuous calibration of the factor against
 //     the host's speed, and spread.go its figures over a run;
 //   - stats.go: what was removed and charged, by category;
-//   - trace.go: a per-gap trace of the strict rule's looks, off by default;
+//   - trace.go: a per-gap trace of the strict rule's looks, off by default
+//     (package gaptrace keeps it);
 //   - proc.go: what the clock reads of the host: its time, the threads' CPU time,
 //     run delay and context switches, and the look at the bound CPU thread
 //     through /proc/self/task/TID/stat and .../syscall (BindCPU opens them).
@@ -181,7 +182,7 @@ type Clock struct {
 	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
 	wruns runHist    // the CPU time of its gaps woken by an INT edge (outlier.go)
 	stats Stats
-	trace atomic.Pointer[traceRing] // the strict rule's per-gap trace (trace.go; nil: off)
+	trace atomic.Pointer[tracer] // the strict rule's per-gap trace (trace.go; nil: off)
 }
 
 // New returns an unbound clock on the strict rule: host time.

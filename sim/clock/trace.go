@@ -1,17 +1,12 @@
 package clock
 
-import (
-	"fmt"
-	"strings"
-)
-
 // The strict rule's per-gap trace: a diagnostic, off unless a test or a
-// benchmark turns it on (TraceGaps). It records the last looked-at gaps (those
-// longer than LookGap) with the split the rule made of each, to find which
-// category carries host time into the board's when the board falls behind on a
-// loaded host. Off, it costs a look, and a register access longer than LookGap,
-// one atomic pointer load; short gaps are never recorded one by one, only their
-// sum in the next look's record.
+// benchmark turns it on (TraceGaps). It hands each looked-at gap (those longer
+// than LookGap) with the split the rule made of it to a GapTracer, to find
+// which category carries host time into the board's when the board falls
+// behind on a loaded host. Off, it costs a look, and a register access longer
+// than LookGap, one atomic pointer load; short gaps are never recorded one by
+// one, only their sum in the next look's record.
 
 // GapRecord is one looked-at gap as the strict rule split it (host ns but Board).
 type GapRecord struct {
@@ -41,63 +36,33 @@ type GapRecord struct {
 	Own     int64 // 'a': host ns of the clock's own work after the access (its rebase, removed with it)
 }
 
-func (r GapRecord) String() string {
-	return fmt.Sprintf("at %d virt %d free %d gap %d short %d model %d on %d outlier %d runq %d rest %d unmatched %d %c board %d removed %d kept %d own %d",
-		r.At, r.Virt, r.Free, r.Gap, r.Short, r.Model, r.On, r.Outlier, r.RunQ, r.Rest, r.Unmatched, r.Kind, r.Board, r.Removed, r.Kept, r.Own)
+// GapTracer receives the strict rule's looked-at gaps (TraceGaps), under the
+// clock's lock: it must not block nor call the clock. Package
+// sim/clock/gaptrace keeps the last n.
+type GapTracer interface {
+	Gap(r GapRecord)
 }
 
-type traceRing struct {
-	recs []GapRecord
-	n    int // records written
-}
+// tracer holds a GapTracer for the clock's atomic pointer.
+type tracer struct{ t GapTracer }
 
-// TraceGaps keeps the last n looked-at gaps from now on (0: off). Call it
-// before or while the CPU thread runs; the records are kept under the clock's
-// lock, which a look holds anyway.
-func (c *Clock) TraceGaps(n int) {
+// TraceGaps sends every looked-at gap to t from now on (nil: off). Call it
+// before or while the CPU thread runs.
+func (c *Clock) TraceGaps(t GapTracer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n <= 0 {
+	if t == nil {
 		c.trace.Store(nil)
 		return
 	}
-	c.trace.Store(&traceRing{recs: make([]GapRecord, n)})
+	c.trace.Store(&tracer{t})
 }
 
-// GapTrace returns the recorded gaps, oldest first (nil: tracing off).
-func (c *Clock) GapTrace() []GapRecord {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.trace.Load()
-	if t == nil {
-		return nil
-	}
-	k := len(t.recs)
-	if t.n < k {
-		return append([]GapRecord(nil), t.recs[:t.n]...)
-	}
-	i := t.n % k
-	return append(append([]GapRecord(nil), t.recs[i:]...), t.recs[:i]...)
-}
-
-// DumpGapTrace formats GapTrace one gap a line, for a test's log.
-func (c *Clock) DumpGapTrace() string {
-	var b strings.Builder
-	for _, r := range c.GapTrace() {
-		b.WriteString(r.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// record adds r to the ring if tracing is on. mu held.
+// record hands r to the tracer if tracing is on. mu held.
 func (c *Clock) record(r GapRecord) {
-	t := c.trace.Load()
-	if t == nil {
-		return
+	if t := c.trace.Load(); t != nil {
+		t.t.Gap(r)
 	}
-	t.recs[t.n%len(t.recs)] = r
-	t.n++
 }
 
 // traceAccess records a register access of in host ns, longer than LookGap, of

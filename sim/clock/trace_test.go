@@ -2,17 +2,23 @@ package clock
 
 import "testing"
 
-// The per-gap trace is off by default; on, it keeps the last n looked-at gaps
-// with the rule's split of each, oldest first.
+// gaps is a GapTracer that keeps every gap.
+type gaps []GapRecord
+
+func (g *gaps) Gap(r GapRecord) { *g = append(*g, r) }
+
+// The per-gap trace is off by default; on, it hands the tracer every looked-at
+// gap with the rule's split of it.
 func TestGapTraceRecordsTheSplit(t *testing.T) {
 	c, s := strictOn(t, 2*FactorUnit, CPU{})
 	s.busy(30 * us)
 	c.Access()
 	c.Leave()
-	if tr := c.GapTrace(); tr != nil {
-		t.Fatalf("trace off by default, got %v", tr)
+	if c.trace.Load() != nil {
+		t.Fatal("trace on by default")
 	}
-	c.TraceGaps(2)
+	var tr gaps
+	c.TraceGaps(&tr)
 	var virt [3]int64
 	for i := range 3 {
 		s.busy(int64(30+i) * us) // running
@@ -20,13 +26,12 @@ func TestGapTraceRecordsTheSplit(t *testing.T) {
 		virt[i] = c.Access()
 		c.Leave()
 	}
-	tr := c.GapTrace()
-	if len(tr) != 2 {
-		t.Fatalf("%d records, want the last 2:\n%s", len(tr), c.DumpGapTrace())
+	if len(tr) != 3 {
+		t.Fatalf("%d records, want 3: %+v", len(tr), tr)
 	}
 	for i, r := range tr {
-		on := int64(31+i) * us
-		want := GapRecord{At: r.At, Virt: virt[i+1], Gap: on + 50*us, On: on, Rest: 50 * us, Kind: 's', Board: 2 * on, Removed: 50*us - on}
+		on := int64(30+i) * us
+		want := GapRecord{At: r.At, Virt: virt[i], Gap: on + 50*us, On: on, Rest: 50 * us, Kind: 's', Board: 2 * on, Removed: 50*us - on}
 		if r != want {
 			t.Errorf("record %d = %+v, want %+v", i, r, want)
 		}
@@ -37,14 +42,14 @@ func TestGapTraceRecordsTheSplit(t *testing.T) {
 // the account its rebase drops.
 func TestGapTraceRecordsALongAccess(t *testing.T) {
 	c, s := strictOn(t, 2*FactorUnit, CPU{AccessNs: 100})
-	c.TraceGaps(4)
+	var tr gaps
+	c.TraceGaps(&tr)
 	s.busy(5 * us) // a short gap
 	c.Access()
 	s.now += 30 * us // the model's host time
 	c.Leave()
-	tr := c.GapTrace()
 	if len(tr) != 1 {
-		t.Fatalf("%d records, want the long access:\n%s", len(tr), c.DumpGapTrace())
+		t.Fatalf("%d records, want the long access: %+v", len(tr), tr)
 	}
 	want := GapRecord{At: s.now, Virt: c.Now(), Gap: 30 * us, Short: 5 * us, Kind: 'a', Removed: 30*us - 100}
 	if tr[0] != want {

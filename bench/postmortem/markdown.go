@@ -1,17 +1,21 @@
-package bench
+package postmortem
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+
+	"cand/bench"
+	"cand/bench/envelope"
 )
 
-// FirstLossMarkdown writes the post-mortems of the failing steps of files: per
+// Markdown writes the post-mortems of the failing steps of files: per
 // board and bitrate, how many first losses fell in each class, and how many of
 // them were at the ARM's idle clock, within 0.5 s of the window's start, and
 // had host run delay or steal removed in their stretch. Nothing if no step has
 // one.
-func FirstLossMarkdown(w io.Writer, files ...*EnvelopeFile) {
+func Markdown(w io.Writer, files ...*envelope.File) error {
 	type key struct {
 		board   string
 		bitrate uint32
@@ -23,9 +27,12 @@ func FirstLossMarkdown(w io.Writer, files ...*EnvelopeFile) {
 	for _, f := range files {
 		for _, c := range f.Cells {
 			for _, s := range c.Steps {
-				fl := s.FirstLoss
-				if fl == nil {
+				if s.FirstLoss == nil {
 					continue
+				}
+				var fl FirstLoss
+				if err := json.Unmarshal(s.FirstLoss, &fl); err != nil {
+					return fmt.Errorf("postmortem: first_loss of %s %s %s at %d %%: %w", c.Board, bench.Rate(c.Bitrate), c.Length, s.LoadPercent, err)
 				}
 				k := key{string(c.Board), c.Bitrate, fl.Class}
 				t := counts[k]
@@ -51,7 +58,7 @@ func FirstLossMarkdown(w io.Writer, files ...*EnvelopeFile) {
 		}
 	}
 	if len(keys) == 0 {
-		return
+		return nil
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
@@ -69,6 +76,7 @@ func FirstLossMarkdown(w io.Writer, files ...*EnvelopeFile) {
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|")
 	for _, k := range keys {
 		t := counts[k]
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d |\n", k.board, rate(k.bitrate), k.class, t.n, t.idle, t.early, t.host, t.gc)
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %d | %d | %d | %d |\n", k.board, bench.Rate(k.bitrate), k.class, t.n, t.idle, t.early, t.host, t.gc)
 	}
+	return nil
 }

@@ -1,7 +1,8 @@
-package bench
+package envelope
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 	"cand/sim/canbus"
 )
@@ -35,34 +37,34 @@ const (
 // turn), odd (coprime with a data counter's power-of-two modulus).
 const mixIDs = 9 * 113
 
-// envelopeWorkload is length's workload at load percent, the mix's peers at
+// workload is length's workload at load percent, the mix's peers at
 // share percent each (mixShare).
-func envelopeWorkload(length string, load int, share float64) (*Workload, error) {
-	peer := func(name string, ids []uint32, pct float64) Peer {
-		return Peer{SimPeer: config.SimPeer{Kind: config.PeerLoad, Name: name, IDs: ids, LoadPercent: pct}}
+func workload(length string, load int, share float64) (*bench.Workload, error) {
+	peer := func(name string, ids []uint32, pct float64) bench.Peer {
+		return bench.Peer{SimPeer: config.SimPeer{Kind: config.PeerLoad, Name: name, IDs: ids, LoadPercent: pct}}
 	}
-	var peers []Peer
+	var peers []bench.Peer
 	switch length {
 	case LengthDLC0, LengthDLC8:
 		p := peer("load", []uint32{0x123}, float64(load))
-		p.DLC = dlcPtr(8)
+		p.DLC = new(uint8(8))
 		if length == LengthDLC0 {
-			p.IDs, p.DLC = idRange(0x200, 1024), dlcPtr(0)
+			p.IDs, p.DLC = bench.IDRange(0x200, 1024), new(uint8(0))
 		}
-		peers = []Peer{p}
+		peers = []bench.Peer{p}
 	case LengthMix:
 		dlcs := make([]uint8, mixIDs)
 		for i := range dlcs {
 			dlcs[i] = uint8(i % 9)
 		}
-		std := peer("std", idRange(0x400, mixIDs), share)
-		ext := peer("ext", idRange(0x18DA0000, mixIDs), share)
+		std := peer("std", bench.IDRange(0x400, mixIDs), share)
+		ext := peer("ext", bench.IDRange(0x18DA0000, mixIDs), share)
 		std.DLCs, ext.DLCs, ext.Extended = dlcs, dlcs, true
-		peers = []Peer{std, ext}
+		peers = []bench.Peer{std, ext}
 	default:
-		return nil, fmt.Errorf("bench: envelope frame length %q: use %s", length, strings.Join(EnvelopeLengths, ", "))
+		return nil, fmt.Errorf("bench: envelope frame length %q: use %s", length, strings.Join(DefaultLengths, ", "))
 	}
-	return &Workload{Kind: length, Buses: []BusLoad{{Peers: peers}}}, nil
+	return &bench.Workload{Kind: length, Buses: []bench.BusLoad{{Peers: peers}}}, nil
 }
 
 // mixBits is how long the bus model runs to measure the mix's busy time: some
@@ -98,7 +100,7 @@ func mixShare(bitrate uint32, load int) (float64, error) {
 // mixBusy is the percentage of time the mix's peers at p % each keep the bus
 // busy, by the bus model over mixBits bit times.
 func mixBusy(bitrate uint32, p float64) (float64, error) {
-	wl, err := envelopeWorkload(LengthMix, 0, p)
+	wl, err := workload(LengthMix, 0, p)
 	if err != nil {
 		return 0, err
 	}
@@ -122,30 +124,31 @@ func mixBusy(bitrate uint32, p float64) (float64, error) {
 	return 100 * float64(b.Stats().BusyNs) / float64(end), nil
 }
 
-// piStep runs one step on the virtual Pi: the daemon with cfg's settings (base)
-// and poll window, the board profile and the strict rule.
-func piStep(base *Base, set EnvelopeSettings) cellRunner {
-	return func(ctx context.Context, board config.SimBoard, bitrate uint32, length string, load int) (EnvelopeStep, error) {
+// PiStep runs one step on the virtual Pi: the daemon with cfg's settings (base)
+// and poll window, the board profile and the strict rule, watched by the
+// observer observe makes (nil: none; the post-mortem, package bench/postmortem).
+func PiStep(base *bench.Base, set Settings, observe func(*bench.Watched) bench.Observer) CellRunner {
+	return func(ctx context.Context, board config.SimBoard, bitrate uint32, length string, load int) (Step, error) {
 		var share float64
 		if length == LengthMix {
 			var err error
 			if share, err = mixShare(bitrate, load); err != nil {
-				return EnvelopeStep{}, err
+				return Step{}, err
 			}
 		}
-		wl, err := envelopeWorkload(length, load, share)
+		wl, err := workload(length, load, share)
 		if err != nil {
-			return EnvelopeStep{}, err
+			return Step{}, err
 		}
-		sc := Scenario{Name: fmt.Sprintf("envelope-%s-%s-%s-%d", board, rate(bitrate), length, load), Bitrate: bitrate,
+		sc := bench.Scenario{Name: fmt.Sprintf("envelope-%s-%s-%s-%d", board, bench.Rate(bitrate), length, load), Bitrate: bitrate,
 			DLC: 8, IntPollWindow: time.Duration(set.IntPollWindowUs * 1e3), Board: board, Rule: set.ClockRule,
 			Duration: time.Duration(set.StepS * float64(time.Second)), Workload: wl, StopAtFirstLoss: set.StopAtFirstLoss,
-			PostMortem: set.PostMortem}
-		res, err := RunScenario(ctx, sc, base)
+			Observe: observe}
+		res, err := bench.RunScenario(ctx, sc, base)
 		if ctx.Err() != nil {
-			return EnvelopeStep{}, ctx.Err()
+			return Step{}, ctx.Err()
 		}
-		s := EnvelopeStep{DurationS: res.DurationS, BoardAheadS: res.Clock.AheadMs / 1e3, Offered: res.FramesOffered,
+		s := Step{DurationS: res.DurationS, BoardAheadS: res.Clock.AheadMs / 1e3, Offered: res.FramesOffered,
 			Received: res.FramesReceived, Lost: res.FramesLost, Overflows: res.RXOverflows, SeqGaps: res.SeqGaps,
 			Reordered: res.Reordered, Duplicates: res.Duplicates}
 		s.StoppedAtFirstLoss = set.StopAtFirstLoss && res.DurationS < 0.999*set.StepS
@@ -161,14 +164,14 @@ func piStep(base *Base, set EnvelopeSettings) cellRunner {
 	}
 }
 
-// EnvelopeOptions configure RunEnvelope.
-type EnvelopeOptions struct {
-	// Boards, Bitrates and Lengths are the cells (nil: EnvelopeBoards,
-	// EnvelopeBitrates, EnvelopeLengths).
+// Options configure Run.
+type Options struct {
+	// Boards, Bitrates and Lengths are the cells (nil: DefaultBoards,
+	// DefaultBitrates, DefaultLengths).
 	Boards   []config.SimBoard
 	Bitrates []uint32
 	Lengths  []string
-	// Step is each step's measured window (0: EnvelopeStepDefault).
+	// Step is each step's measured window (0: StepDefault).
 	Step time.Duration
 	// Config is cfg's path, for the record; Commit cand's version.
 	Config string
@@ -180,50 +183,60 @@ type EnvelopeOptions struct {
 	// cells of the same settings.
 	Out   string
 	Fresh bool
-	// PostMortem records each failing step's first loss (EnvelopeStep.FirstLoss).
-	PostMortem bool
+	// PostMortem, when set, records each failing step's first loss
+	// (Step.FirstLoss).
+	PostMortem PostMortem
 }
 
-// EnvelopeOut is the JSON document's file name in cand bench's -out directory.
-const EnvelopeOut = "envelope.json"
+// PostMortem explains a step's first lost frame: package bench/postmortem.
+type PostMortem interface {
+	// Observe makes the observer of one step; its End sets the result's
+	// FirstLoss.
+	Observe(w *bench.Watched) bench.Observer
+	// Summary is a FirstLoss as one line of progress.
+	Summary(firstLoss json.RawMessage) string
+}
 
-// RunEnvelope runs the envelope on the virtual Pi with cfg's hardware, realtime
+// FileName is the JSON document's file name in cand bench's -out directory.
+const FileName = "envelope.json"
+
+// Run runs the envelope on the virtual Pi with cfg's hardware, realtime
 // and SPI settings and its first controller's int_poll_window, under the strict
 // rule, resuming o.Out if it holds cells of the same settings. It returns the
 // document so far, also on an error (e.g. interrupted).
-func RunEnvelope(ctx context.Context, cfg *config.Config, o EnvelopeOptions, progress io.Writer) (*EnvelopeFile, error) {
+func Run(ctx context.Context, cfg *config.Config, o Options, progress io.Writer) (*File, error) {
 	if len(cfg.Controllers) == 0 {
 		return nil, fmt.Errorf("bench: %s has no controller: the envelope takes the first one's SPI settings and int_poll_window", o.Config)
 	}
-	set := EnvelopeSettings{Boards: o.Boards, Bitrates: o.Bitrates, Lengths: o.Lengths, StepS: o.Step.Seconds(),
-		ClockRule: config.SimCPUStrict, IntPollWindowUs: us(cfg.Controllers[0].IntPollWindow.D()),
+	set := Settings{Boards: o.Boards, Bitrates: o.Bitrates, Lengths: o.Lengths, StepS: o.Step.Seconds(),
+		ClockRule: config.SimCPUStrict, IntPollWindowUs: float64(cfg.Controllers[0].IntPollWindow.D()) / 1e3,
 		Config: o.Config, SPIClockHz: cfg.Controllers[0].SPI.ClockHz, Commit: o.Commit, StopAtFirstLoss: !o.FullSteps,
-		PostMortem: o.PostMortem}
+		PostMortem: o.PostMortem != nil}
 	if set.Boards == nil {
-		set.Boards = EnvelopeBoards
+		set.Boards = DefaultBoards
 	}
 	if set.Bitrates == nil {
-		set.Bitrates = EnvelopeBitrates
+		set.Bitrates = DefaultBitrates
 	}
 	if set.Lengths == nil {
-		set.Lengths = EnvelopeLengths
+		set.Lengths = DefaultLengths
 	}
 	if o.Step == 0 {
-		set.StepS = EnvelopeStepDefault.Seconds()
+		set.StepS = StepDefault.Seconds()
 	}
 	for _, l := range set.Lengths {
-		if _, err := envelopeWorkload(l, 100, 80); err != nil {
+		if _, err := workload(l, 100, 80); err != nil {
 			return nil, err
 		}
 	}
-	f, err := openEnvelope(o.Out, set, o.Fresh)
+	f, err := open(o.Out, set, o.Fresh)
 	if err != nil {
 		return nil, err
 	}
-	base := BaseOf(cfg)
+	base := bench.BaseOf(cfg)
 	fmt.Fprintf(progress, "envelope: %s, int_poll_window %s, %s rule, boards %v, commit %s; results in %s\n",
 		o.Config, pollWindowUs(set.IntPollWindowUs), set.ClockRule, set.Boards, set.Commit, o.Out)
-	r := &envelopeRun{set: set, path: o.Out, run: piStep(&base, set), loadAvg: hostLoadAvg, now: time.Now, progress: progress}
+	r := &search{set: set, path: o.Out, run: PiStep(&base, set, observer(o.PostMortem)), summary: summary(o.PostMortem), loadAvg: hostLoadAvg, now: time.Now, progress: progress}
 	if err := f.write(o.Out); err != nil {
 		return f, err
 	}
@@ -246,4 +259,20 @@ func hostLoadAvg() float64 {
 		return -1
 	}
 	return v
+}
+
+// observer is pm's Observe (nil: no post-mortem).
+func observer(pm PostMortem) func(*bench.Watched) bench.Observer {
+	if pm == nil {
+		return nil
+	}
+	return pm.Observe
+}
+
+// summary is pm's Summary (nil: no post-mortem).
+func summary(pm PostMortem) func(json.RawMessage) string {
+	if pm == nil {
+		return nil
+	}
+	return pm.Summary
 }

@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"html"
 	"math"
 	"slices"
+
+	"cand/bench"
 )
 
 func sortStrings(s []string) { slices.Sort(s) }
@@ -13,7 +15,7 @@ func sortStrings(s []string) { slices.Sort(s) }
 // SVG draws one bar chart per scenario of the rx_end_to_end latency histogram:
 // each bar is one classic bucket (a factor √2 wide), its height the share of the
 // scenario's frames, on a logarithmic time axis. Hand-written SVG 1.1.
-func SVG(rep *Report) []byte {
+func SVG(rep *bench.Report) []byte {
 	const (
 		width    = 820
 		left     = 60

@@ -1,15 +1,17 @@
-package bench
+package postmortem
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"cand/bench"
 	"cand/canwire"
 	"cand/sim/clock"
 )
 
-// FirstLoss is the post-mortem of a step's first lost frame (Scenario.PostMortem,
+// FirstLoss is the post-mortem of a step's first lost frame (Scenario.Observe,
 // `cand bench -envelope -postmortem`; docs/BENCHMARKS.md, "Why single frames are
 // lost"). Times are the board's (the virtual Pi's clock) unless named host.
 type FirstLoss struct {
@@ -217,27 +219,16 @@ func segments(tr []clock.GapRecord, cpu clock.CPU) []segment {
 
 // lostFrame finds the board time of the first missing frame of the streams (the
 // earliest if several miss one) among the bus's frames.
-func lostFrame(frames []tapFrame, streams []*stream) (at int64, idx int, ok bool) {
+func lostFrame(frames []tapFrame, missing []bench.Missing) (at int64, idx int, ok bool) {
 	idx = -1
-	for _, s := range streams {
-		if s.filtered {
-			continue
-		}
-		// The first gap's counter; without one, the frame expected next if the
-		// window's last frames never arrived (lost at its very end: no gap).
-		want := s.firstGap
-		if s.gaps == 0 {
-			if s.next >= s.sentEnd {
-				continue
-			}
-			want = s.next
-		}
+	for _, s := range missing {
+		want := s.Nth
 		for i := len(frames) - 1; i >= 0; i-- {
 			fr := frames[i]
-			if fr.Nth != want || !s.sends(fr.F.ID, fr.F.IsExtended) {
+			if fr.Nth != want || !s.Sends(fr.F.ID, fr.F.IsExtended) {
 				continue
 			}
-			if c, mod, k := s.seq(fr.F); !k || (mod != 0 && c != want%mod) || (mod == 0 && c != want) {
+			if c, mod, k := s.Seq(fr.F); !k || (mod != 0 && c != want%mod) || (mod == 0 && c != want) {
 				continue
 			}
 			if !ok || fr.At < at {
@@ -249,9 +240,22 @@ func lostFrame(frames []tapFrame, streams []*stream) (at int64, idx int, ok bool
 	return at, idx, ok
 }
 
-// analyse turns the capture into the step's FirstLoss; streams tell the missing
-// frame, bitrate its wire time.
-func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
+// End writes the post-mortem into res's FirstLoss (nothing if nothing was lost).
+func (pm *postMortem) End(res *bench.ScenarioResult) {
+	fl := pm.analyse(pm.run.Missing(), pm.run.Bitrate)
+	if fl == nil {
+		return
+	}
+	b, err := json.Marshal(fl)
+	if err != nil {
+		panic("postmortem: FirstLoss does not marshal: " + err.Error()) // plain figures: cannot happen
+	}
+	res.FirstLoss = b
+}
+
+// analyse turns the capture into the step's FirstLoss; missing tells the
+// missing frame, bitrate its wire time.
+func (pm *postMortem) analyse(missing []bench.Missing, bitrate uint32) *FirstLoss {
 	if !pm.captured {
 		return nil
 	}
@@ -259,7 +263,7 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 		CPUFactor: float64(pm.cpu.Factor) / clock.FactorUnit, GC: pm.gcAct, ChargedUs: map[string]float64{},
 		EdgesDropped: pm.dropped - pm.dropped0}
 	bitNs := int64(1e9) / int64(bitrate)
-	loss, k, ok := lostFrame(pm.frames, streams)
+	loss, k, ok := lostFrame(pm.frames, missing)
 	frameNs := int64(0)
 	start := int64(0)
 	if ok {
@@ -273,7 +277,7 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 		byTid := map[int]int{}
 		bus, most := 0, 0
 		for _, fr := range pm.frames {
-			if fr.Tid != pm.ownerTid {
+			if fr.Tid != pm.run.Threads.Owner {
 				byTid[fr.Tid]++
 				if byTid[fr.Tid] > most {
 					bus, most = fr.Tid, byTid[fr.Tid]
@@ -283,7 +287,7 @@ func (pm *postMortem) analyse(streams []*stream, bitrate uint32) *FirstLoss {
 		for _, fr := range pm.frames[max(k-2, 0) : k+1] {
 			by := fmt.Sprint(fr.Tid)
 			switch fr.Tid {
-			case pm.ownerTid:
+			case pm.run.Threads.Owner:
 				by = "owner"
 			case bus:
 				by = "bus"

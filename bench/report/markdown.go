@@ -1,14 +1,16 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"cand/bench"
 )
 
 // Markdown writes rep as Markdown tables: scenarios, stage latencies, SPI engine
 // transfers and targets.
-func Markdown(w io.Writer, rep *Report) {
+func Markdown(w io.Writer, rep *bench.Report) {
 	boardLine(w, rep)
 	if len(rep.Scenarios) > 0 {
 		tableHead(w, pipelineHeading(rep),
@@ -92,7 +94,7 @@ func Markdown(w io.Writer, rep *Report) {
 }
 
 // simCPU is the scenario's board and clock rule, the forgiving rule marked.
-func simCPU(s ScenarioResult) string {
+func simCPU(s bench.ScenarioResult) string {
 	rule := s.ClockRule
 	if rule == "dedicated" {
 		rule = "dedicated (forgiving)"
@@ -103,7 +105,7 @@ func simCPU(s ScenarioResult) string {
 // clockTables writes what the virtual Pi's clock did in each scenario: the board
 // and its clocks, the host time it removed by category, and the board time it
 // charged for cand's own work.
-func clockTables(w io.Writer, rep *Report) {
+func clockTables(w io.Writer, rep *bench.Report) {
 	tableHead(w, "The virtual Pi's board and clock (sim, sim/clock)",
 		"CPU factor: board ns per host ns of the owner thread's own running, at the ARM clock at the end of the run (board kernel ns / host kernel ns now), and its least, median and greatest over the run (it follows the host's speed, from the owner thread's calibration bursts, and the ARM clock). Host kernel ns: once when the board was built, and over the run from the bursts (min … median … max). Board ahead: how far the board's time ended ahead of host time. Forgiving rule: what the dedicated rule would have removed from the same gaps.",
 		"| scenario | board, clock rule | cores | CPU factor | factor over the run | ARM MHz | core MHz | host kernel ns at build | host kernel ns over the run | bursts | board kernel ns | host hand-off µs | board ahead ms | forgiving rule would remove ms |",
@@ -137,8 +139,8 @@ func clockTables(w io.Writer, rep *Report) {
 }
 
 // spread writes a figure's min … median … max in format f ("–": not recorded).
-func spread(s Spread, f string) string {
-	if s == (Spread{}) {
+func spread(s bench.Spread, f string) string {
+	if s == (bench.Spread{}) {
 		return "–"
 	}
 	return fmt.Sprintf(f+" … "+f+" … "+f, s.Min, s.Median, s.Max)
@@ -152,9 +154,9 @@ func tableHead(w io.Writer, title, note, header, align string) {
 
 // stageOrder lists the named stages first, then the board's own, then the SPI
 // transfer kinds.
-func stageOrder(m map[string]Stage) []string {
+func stageOrder(m map[string]bench.Stage) []string {
 	var out []string
-	for _, n := range StageNames {
+	for _, n := range bench.StageNames {
 		if _, ok := m[n]; ok {
 			out = append(out, n)
 		}
@@ -174,7 +176,7 @@ func stageOrder(m map[string]Stage) []string {
 
 // burstTable writes the burst scenarios next to Reference3x7's one interrupt with
 // 3 messages and 7 transfers.
-func burstTable(w io.Writer, rep *Report) {
+func burstTable(w io.Writer, rep *bench.Report) {
 	var any bool
 	for _, s := range rep.Scenarios {
 		if s.Burst == nil {
@@ -182,7 +184,7 @@ func burstTable(w io.Writer, rep *Report) {
 		}
 		if !any {
 			any = true
-			r := Reference3x7
+			r := bench.Reference3x7
 			fmt.Fprintf(w, "### Bursts of back-to-back frames vs the kernel driver's one interrupt with %d messages / %d transfers\n\n", r.Messages, r.SPITransfers)
 			fmt.Fprintf(w, "Reference (the kernel's mcp251x and spi-bcm2835 on a Pi 2, %s): %d messages in one interrupt, %d SPI transfers; %s %.0f µs → %.1f µs as SPI polling grew longer; first CS-down → last CS-up %.1f µs → %.1f µs. "+
 				"Here each interrupt is counted separately: int_handled is per interrupt (INT edge, or the poll window seeing INT, → INT high again); handling µs/burst = interrupts/burst × int_handled p50.\n\n",

@@ -1,14 +1,15 @@
-package bench
+package report
 
 import (
 	"fmt"
 	"io"
 
+	"cand/bench"
 	"cand/bench/kernelref"
 )
 
 // boardLine says which board the run was made on.
-func boardLine(w io.Writer, rep *Report) {
+func boardLine(w io.Writer, rep *bench.Report) {
 	b := rep.Board
 	if b == nil {
 		return
@@ -21,7 +22,7 @@ func boardLine(w io.Writer, rep *Report) {
 }
 
 // pipelineHeading names the board the pipeline ran on.
-func pipelineHeading(rep *Report) string {
+func pipelineHeading(rep *bench.Report) string {
 	if rep.Board != nil && rep.Board.Backend != "sim" {
 		return "Full pipeline on " + rep.Board.Model
 	}
@@ -30,7 +31,7 @@ func pipelineHeading(rep *Report) string {
 
 // workloadTables writes the workload figures, the controllers of two-controller
 // runs, and the kernel driver's way side by side.
-func workloadTables(w io.Writer, rep *Report) {
+func workloadTables(w io.Writer, rep *bench.Report) {
 	var any bool
 	for _, s := range rep.Scenarios {
 		if s.Workload == "" && s.Kernel == nil {
@@ -62,7 +63,7 @@ func busyText(f float64) string {
 	return fmt.Sprintf("%.0f %%", 100*f)
 }
 
-func portsTable(w io.Writer, rep *Report) {
+func portsTable(w io.Writer, rep *bench.Report) {
 	var any bool
 	for _, s := range rep.Scenarios {
 		for _, p := range s.Ports {
@@ -84,7 +85,7 @@ func portsTable(w io.Writer, rep *Report) {
 
 // kernelTable puts cand and the kernel driver's way (bench/kernelref) side by
 // side, each ratio kernel ÷ cand.
-func kernelTable(w io.Writer, rep *Report) {
+func kernelTable(w io.Writer, rep *bench.Report) {
 	var any bool
 	for _, s := range rep.Scenarios {
 		k := s.Kernel

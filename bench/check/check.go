@@ -1,31 +1,34 @@
-package bench
+// Package check compares a benchmark run with a baseline report (`cand bench
+// -check`, `make bench-check`; docs/BENCHMARKS.md, "Baseline"): frames lost and
+// SPI bytes per frame exactly, stage latencies within a tolerance.
+package check
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
+
+	"cand/bench"
 )
 
-// CheckTolerance is how much a stage's p50 may grow before a run counts as worse
+// Tolerance is how much a stage's p50 may grow before a run counts as worse
 // than its baseline: Percent of the baseline plus AbsUs. Latencies on a shared
 // build machine move with its load (and quantiles are bucket bounds, one bucket
 // being about 9 %), so the default is generous; frames lost and SPI bytes per
 // frame are compared exactly.
-type CheckTolerance struct {
+type Tolerance struct {
 	Percent float64
 	AbsUs   float64
 }
 
 // DefaultTolerance: a p50 may grow by half plus 5 µs.
-var DefaultTolerance = CheckTolerance{Percent: 50, AbsUs: 5}
+var DefaultTolerance = Tolerance{Percent: 50, AbsUs: 5}
 
-// CheckMinSamples is the fewest samples a stage needs, in the baseline and in the
+// MinSamples is the fewest samples a stage needs, in the baseline and in the
 // run, for its p50 to be compared: the SPI kinds used only while the controller
 // starts (RESET, WRITE, READ) have a handful, whose p50 is one host hiccup.
-const CheckMinSamples = 100
+const MinSamples = 100
 
 // Regression is one way a scenario got worse than its baseline.
 type Regression struct {
@@ -52,19 +55,19 @@ func num(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// Check compares run with baseline, scenario by scenario (by name), and returns
+// Compare compares run with baseline, scenario by scenario (by name), and returns
 // every way a scenario got worse, and notes on what it could not compare:
 //   - a scenario that failed (Error) where its baseline did not;
 //   - more frames lost, or more TX frames unsent, than the baseline (exact);
 //   - more SPI bytes per RX or per TX frame than the baseline (exact, at the
 //     two decimals the tables print);
 //   - a stage whose p50 grew beyond the baseline's by more than tol (stages with
-//     at least CheckMinSamples samples on both sides).
+//     at least MinSamples samples on both sides).
 //
 // Frames lost are not judged for scenarios that measure the host rather than cand
 // (Stress, SharedCPU): a note says so. Scenarios in only one of the two are notes.
-func Check(baseline, run *Report, tol CheckTolerance) (worse []Regression, notes []string) {
-	base := map[string]*ScenarioResult{}
+func Compare(baseline, run *bench.Report, tol Tolerance) (worse []Regression, notes []string) {
+	base := map[string]*bench.ScenarioResult{}
 	for i := range baseline.Scenarios {
 		base[baseline.Scenarios[i].Name] = &baseline.Scenarios[i]
 	}
@@ -87,7 +90,7 @@ func Check(baseline, run *Report, tol CheckTolerance) (worse []Regression, notes
 	return worse, notes
 }
 
-func checkScenario(b, s *ScenarioResult, tol CheckTolerance, notes *[]string) []Regression {
+func checkScenario(b, s *bench.ScenarioResult, tol Tolerance, notes *[]string) []Regression {
 	var out []Regression
 	add := func(what string, was, now float64, unit string) {
 		out = append(out, Regression{Scenario: s.Name, What: what, Baseline: was, Now: now, Unit: unit})
@@ -119,12 +122,12 @@ func checkScenario(b, s *ScenarioResult, tol CheckTolerance, notes *[]string) []
 	sort.Strings(names)
 	for _, n := range names {
 		bs := b.Stages[n]
-		if bs.Count < CheckMinSamples {
+		if bs.Count < MinSamples {
 			continue
 		}
 		st, ok := s.Stages[n]
-		if !ok || st.Count < CheckMinSamples {
-			*notes = append(*notes, fmt.Sprintf("%s: stage %s has fewer than %d samples in this run", s.Name, n, CheckMinSamples))
+		if !ok || st.Count < MinSamples {
+			*notes = append(*notes, fmt.Sprintf("%s: stage %s has fewer than %d samples in this run", s.Name, n, MinSamples))
 			continue
 		}
 		if st.P50 > bs.P50*(1+tol.Percent/100)+tol.AbsUs {
@@ -137,23 +140,10 @@ func checkScenario(b, s *ScenarioResult, tol CheckTolerance, notes *[]string) []
 // cents rounds to the two decimals the tables print.
 func cents(v float64) int64 { return int64(math.Round(v * 100)) }
 
-// ReadReport reads a report JSON file (bench.json, or a committed baseline).
-func ReadReport(path string) (*Report, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	var rep Report
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		return nil, fmt.Errorf("bench: %s: %w", path, err)
-	}
-	return &rep, nil
-}
-
-// WriteCheck writes Check's outcome: every regression, then the notes.
-func WriteCheck(w io.Writer, baselinePath string, worse []Regression, notes []string, tol CheckTolerance) {
+// Write writes Compare's outcome: every regression, then the notes.
+func Write(w io.Writer, baselinePath string, worse []Regression, notes []string, tol Tolerance) {
 	fmt.Fprintf(w, "### Against the baseline %s\n\n", baselinePath)
-	fmt.Fprintf(w, "Worse means: a scenario failed, lost more frames (or left more TX frames unsent), or needed more SPI bytes per frame than in the baseline (exact), or a stage's p50 grew by more than %g %% + %g µs (stages with %d samples or more).\n\n", tol.Percent, tol.AbsUs, CheckMinSamples)
+	fmt.Fprintf(w, "Worse means: a scenario failed, lost more frames (or left more TX frames unsent), or needed more SPI bytes per frame than in the baseline (exact), or a stage's p50 grew by more than %g %% + %g µs (stages with %d samples or more).\n\n", tol.Percent, tol.AbsUs, MinSamples)
 	if len(worse) == 0 {
 		fmt.Fprintln(w, "No scenario got worse.")
 	} else {

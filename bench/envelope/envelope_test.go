@@ -1,4 +1,4 @@
-package bench
+package envelope
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 )
 
@@ -22,13 +23,13 @@ type fakeCells struct {
 }
 
 func fakeName(b config.SimBoard, br uint32, l string) string {
-	return string(b) + "/" + rate(br) + "/" + l
+	return string(b) + "/" + bench.Rate(br) + "/" + l
 }
 
-func (f *fakeCells) run(ctx context.Context, b config.SimBoard, br uint32, l string, load int) (EnvelopeStep, error) {
+func (f *fakeCells) run(ctx context.Context, b config.SimBoard, br uint32, l string, load int) (Step, error) {
 	k := fakeName(b, br, l)
 	f.tried[k] = append(f.tried[k], load)
-	s := EnvelopeStep{Offered: 1000, Received: 1000, DurationS: 1}
+	s := Step{Offered: 1000, Received: 1000, DurationS: 1}
 	if load > f.limit[k] {
 		s.Received, s.Lost, s.Overflows, s.SeqGaps = 1000-uint64(load), uint64(load), uint64(load)/2, uint64(load)
 	}
@@ -49,9 +50,9 @@ func TestSearchLoadBisectsTheGrid(t *testing.T) {
 		{limit: 0, lo: 0, hi: 5, loads: []int{100, 50, 25, 10, 5}},
 	} {
 		var loads []int
-		try := func(ctx context.Context, load int) (EnvelopeStep, error) {
+		try := func(ctx context.Context, load int) (Step, error) {
 			loads = append(loads, load)
-			s := EnvelopeStep{Offered: 10, Received: 10}
+			s := Step{Offered: 10, Received: 10}
 			if load > tc.limit {
 				s.SeqGaps = 1 // a gap alone fails a step
 			}
@@ -64,8 +65,8 @@ func TestSearchLoadBisectsTheGrid(t *testing.T) {
 		if lo != tc.lo || hi != tc.hi || !reflect.DeepEqual(loads, tc.loads) {
 			t.Errorf("limit %d: got %d/%d after %v, want %d/%d after %v", tc.limit, lo, hi, loads, tc.lo, tc.hi, tc.loads)
 		}
-		if len(steps) != len(loads) || len(steps) > EnvelopeMaxSteps {
-			t.Errorf("limit %d: %d steps recorded for %d tried (at most %d)", tc.limit, len(steps), len(loads), EnvelopeMaxSteps)
+		if len(steps) != len(loads) || len(steps) > MaxSteps {
+			t.Errorf("limit %d: %d steps recorded for %d tried (at most %d)", tc.limit, len(steps), len(loads), MaxSteps)
 		}
 		for i, s := range steps {
 			if s.LoadPercent != loads[i] || s.Lossless != (loads[i] <= tc.limit) {
@@ -76,23 +77,23 @@ func TestSearchLoadBisectsTheGrid(t *testing.T) {
 }
 
 func TestEnvelopeStepFailsOnAnyLoss(t *testing.T) {
-	for _, s := range []EnvelopeStep{{Lost: 1}, {Overflows: 1}, {SeqGaps: 1}, {Error: "daemon failed"}} {
+	for _, s := range []Step{{Lost: 1}, {Overflows: 1}, {SeqGaps: 1}, {Error: "daemon failed"}} {
 		s.judge()
 		if s.Lossless {
 			t.Errorf("%+v judged lossless", s)
 		}
 	}
-	s := EnvelopeStep{Offered: 5, Received: 5}
+	s := Step{Offered: 5, Received: 5}
 	if s.judge(); !s.Lossless {
 		t.Errorf("%+v judged lossy", s)
 	}
 }
 
-func testRun(t *testing.T, path string, fake *fakeCells) *envelopeRun {
+func testRun(t *testing.T, path string, fake *fakeCells) *search {
 	t.Helper()
-	set := EnvelopeSettings{Boards: []config.SimBoard{config.SimBoardPiZero, config.SimBoardPi4}, Bitrates: []uint32{125_000, 1_000_000},
+	set := Settings{Boards: []config.SimBoard{config.SimBoardPiZero, config.SimBoardPi4}, Bitrates: []uint32{125_000, 1_000_000},
 		Lengths: []string{LengthDLC0, LengthMix}, StepS: 1, ClockRule: config.SimCPUStrict, Commit: "v1-2-gabc"}
-	return &envelopeRun{set: set, path: path, run: fake.run, loadAvg: func() float64 { return 3.5 },
+	return &search{set: set, path: path, run: fake.run, loadAvg: func() float64 { return 3.5 },
 		now: func() time.Time { return time.Unix(1e9, 0) }, progress: &bytes.Buffer{}}
 }
 
@@ -113,24 +114,24 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	run := r.run
 	cells := 0
-	r.run = func(c context.Context, b config.SimBoard, br uint32, l string, load int) (EnvelopeStep, error) {
+	r.run = func(c context.Context, b config.SimBoard, br uint32, l string, load int) (Step, error) {
 		if load == 100 {
 			cells++
 		}
 		if cells == 3 {
 			cancel()
-			return EnvelopeStep{}, ctx.Err()
+			return Step{}, ctx.Err()
 		}
 		return run(c, b, br, l, load)
 	}
-	f, err := openEnvelope(path, r.set, false)
+	f, err := open(path, r.set, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := r.runCells(ctx, f); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v, want context.Canceled", err)
 	}
-	f, err = ReadEnvelope(path)
+	f, err = Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 		t.Fatalf("after the interrupted run: %d cells, complete %v; want 2, false", len(f.Cells), f.Complete())
 	}
 	var md bytes.Buffer
-	EnvelopeMarkdown(&md, f)
+	Markdown(&md, f)
 	if !strings.Contains(md.String(), "**Partial: 2 of 8 cells done.**") || !strings.Contains(md.String(), "| pi-zero | mix | not run | not run |") {
 		t.Errorf("partial table:\n%s", md.String())
 	}
@@ -146,7 +147,7 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 	// The rerun with the same settings runs only the 6 cells left.
 	fake.tried = map[string][]int{}
 	r = testRun(t, path, fake)
-	f, err = openEnvelope(path, r.set, false)
+	f, err = open(path, r.set, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 	if len(fake.tried) != 6 {
 		t.Errorf("the rerun ran %d cells, want 6: %v", len(fake.tried), fake.tried)
 	}
-	f, err = ReadEnvelope(path)
+	f, err = Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 		t.Errorf("pi-zero 1M dlc0 = %+v", c)
 	}
 	md.Reset()
-	EnvelopeMarkdown(&md, f)
+	Markdown(&md, f)
 	want := `| board | frames | 125k | 1M |
 |---|---|---:|---:|
 | pi-zero | dlc0 | 100 % | 40 % (45 %: 45 lost in 1.0 s) |
@@ -190,22 +191,22 @@ func TestEnvelopeResumesSkippingDoneCells(t *testing.T) {
 	// Other settings are refused, naming the difference and the way out.
 	other := r.set
 	other.StepS = 20
-	if _, err := openEnvelope(path, other, false); err == nil || !strings.Contains(err.Error(), "step_s 1 there, 20 now") || !strings.Contains(err.Error(), "-fresh") {
+	if _, err := open(path, other, false); err == nil || !strings.Contains(err.Error(), "step_s 1 there, 20 now") || !strings.Contains(err.Error(), "-fresh") {
 		t.Errorf("other settings: %v", err)
 	}
-	if f, err := openEnvelope(path, other, true); err != nil || len(f.Cells) != 0 {
+	if f, err := open(path, other, true); err != nil || len(f.Cells) != 0 {
 		t.Errorf("-fresh: %v, %d cells", err, len(f.Cells))
 	}
 }
 
 func TestEnvelopeWorkloads(t *testing.T) {
-	for _, l := range EnvelopeLengths {
-		wl, err := envelopeWorkload(l, 90, 60)
+	for _, l := range DefaultLengths {
+		wl, err := workload(l, 90, 60)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := Scenario{Name: "envelope-" + l, Bitrate: 125_000, IntPollWindow: 0, Workload: wl}
-		if _, err := sc.config(nil); err != nil {
+		sc := bench.Scenario{Name: "envelope-" + l, Bitrate: 125_000, IntPollWindow: 0, Workload: wl}
+		if _, err := sc.Config(nil); err != nil {
 			t.Errorf("%s: %v", l, err)
 		}
 		var loads []float64
@@ -220,7 +221,7 @@ func TestEnvelopeWorkloads(t *testing.T) {
 			t.Errorf("%s: the peers' loads are %v %%, want %v", l, loads, want)
 		}
 	}
-	if _, err := envelopeWorkload("dlc3", 50, 0); err == nil || !strings.Contains(err.Error(), "use dlc0, dlc8, mix") {
+	if _, err := workload("dlc3", 50, 0); err == nil || !strings.Contains(err.Error(), "use dlc0, dlc8, mix") {
 		t.Errorf("unknown length: %v", err)
 	}
 }
@@ -250,7 +251,7 @@ func simConfig(t *testing.T) *config.Config {
 	if testing.Short() {
 		t.Skip("runs the daemon on the virtual Pi for a step; not in -short")
 	}
-	cfg, err := config.Load("../deploy/sim.yaml")
+	cfg, err := config.Load("../../deploy/sim.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +262,11 @@ func simConfig(t *testing.T) *config.Config {
 // second) a Pi 4 loses nothing at 100 %, so the cell takes one step.
 func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	cfg := simConfig(t)
-	out := filepath.Join(t.TempDir(), EnvelopeOut)
+	out := filepath.Join(t.TempDir(), FileName)
 	var progress bytes.Buffer
-	o := EnvelopeOptions{Boards: []config.SimBoard{config.SimBoardPi4}, Bitrates: []uint32{10_000}, Lengths: []string{LengthDLC8},
+	o := Options{Boards: []config.SimBoard{config.SimBoardPi4}, Bitrates: []uint32{10_000}, Lengths: []string{LengthDLC8},
 		Step: 300 * time.Millisecond, Config: "deploy/sim.yaml", Commit: "test", Out: out}
-	f, err := RunEnvelope(context.Background(), cfg, o, &progress)
+	f, err := Run(context.Background(), cfg, o, &progress)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
@@ -280,7 +281,7 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 	if !s.Lossless || s.Offered == 0 || s.Received != s.Offered || s.Lost != 0 || s.Overflows != 0 || s.SeqGaps != 0 || s.Error != "" {
 		t.Errorf("step %+v", s)
 	}
-	if c.ClockRule != config.SimCPUStrict || c.IntPollWindowUs != us(cfg.Controllers[0].IntPollWindow.D()) || c.Commit != "test" ||
+	if c.ClockRule != config.SimCPUStrict || c.IntPollWindowUs != float64(cfg.Controllers[0].IntPollWindow.D())/1e3 || c.Commit != "test" ||
 		c.Board != config.SimBoardPi4 || c.Bitrate != 10_000 || c.Length != LengthDLC8 {
 		t.Errorf("cell %+v", c)
 	}
@@ -288,17 +289,17 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 		t.Errorf("no estimate at the start:\n%s", progress.String())
 	}
 	t.Logf("step: %+v", s)
-	onDisk, err := ReadEnvelope(out)
+	onDisk, err := Read(out)
 	if err != nil || !reflect.DeepEqual(onDisk.Cells, f.Cells) {
 		t.Errorf("%s: %v, %+v", out, err, onDisk)
 	}
 	// A rerun resumes: nothing left to run.
 	progress.Reset()
-	if _, err := RunEnvelope(context.Background(), cfg, o, &progress); err != nil || !strings.Contains(progress.String(), "1 done, 0 to run") {
+	if _, err := Run(context.Background(), cfg, o, &progress); err != nil || !strings.Contains(progress.String(), "1 done, 0 to run") {
 		t.Errorf("rerun: %v\n%s", err, progress.String())
 	}
 	var md bytes.Buffer
-	EnvelopeMarkdown(&md, f)
+	Markdown(&md, f)
 	if !strings.Contains(md.String(), "| pi4 | dlc8 | 100 % |") {
 		t.Errorf("table:\n%s", md.String())
 	}
@@ -310,21 +311,21 @@ func TestEnvelopeOneCellOnTheVirtualPi(t *testing.T) {
 // A failing step ends at its first loss: the Pi Zero's profile loses frames of
 // a 1 Mbit/s bus full of 0-byte frames at once.
 func TestEnvelopeStepStopsAtFirstLoss(t *testing.T) {
-	s := failingPiZeroStep(t, false)
+	s := failingPiZeroStep(t)
 	if !s.StoppedAtFirstLoss || s.Overflows+s.SeqGaps == 0 {
 		t.Errorf("step %+v: want it stopped at its first overflow or gap", s)
 	}
 }
 
-// failingPiZeroStep runs a step that stops at its first loss (with the
-// post-mortem if postmortem): the Pi Zero's profile on a 1 Mbit/s bus full of
-// 0-byte frames. It skips the test if the step lost nothing.
-func failingPiZeroStep(t *testing.T, postmortem bool) EnvelopeStep {
+// failingPiZeroStep runs a step that stops at its first loss: the Pi Zero's
+// profile on a 1 Mbit/s bus full of 0-byte frames. It skips the test if the
+// step lost nothing.
+func failingPiZeroStep(t *testing.T) Step {
 	t.Helper()
 	cfg := simConfig(t)
-	base := BaseOf(cfg)
-	set := EnvelopeSettings{StepS: 30, ClockRule: config.SimCPUStrict, StopAtFirstLoss: true, PostMortem: postmortem}
-	s, err := piStep(&base, set)(context.Background(), config.SimBoardPiZero, 1_000_000, LengthDLC0, 100)
+	base := bench.BaseOf(cfg)
+	set := Settings{StepS: 30, ClockRule: config.SimCPUStrict, StopAtFirstLoss: true}
+	s, err := PiStep(&base, set, nil)(context.Background(), config.SimBoardPiZero, 1_000_000, LengthDLC0, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,17 @@
-package bench
+package envelope
 
 import (
 	"fmt"
 	"io"
+
+	"cand/bench"
 )
 
-// EnvelopeMarkdown writes f's table: a row per board and frame length, a column
+// Markdown writes f's table: a row per board and frame length, a column
 // per bitrate; a cell is the highest lossless load, with the first failing load
 // and what it lost when 100 % was not lossless. A document with cells still to
 // run says so above the table.
-func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
+func Markdown(w io.Writer, f *File) {
 	s := f.Settings
 	done := len(f.Cells)
 	if !f.Complete() {
@@ -20,10 +22,10 @@ func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
 		stop = "; a failing step stopped at its first loss, its count is up to then"
 	}
 	fmt.Fprintf(w, "Highest bus load without a lost frame over %gs of host time (%d %% steps; lost frames, RX overflows and sequence gaps all count%s), %s clock rule, int_poll_window %s, commit %s; host load average (1 min) during the cells %s.\n\n",
-		s.StepS, EnvelopeGridPercent, stop, s.ClockRule, pollWindowUs(s.IntPollWindowUs), s.Commit, hostLoadText(f))
+		s.StepS, GridPercent, stop, s.ClockRule, pollWindowUs(s.IntPollWindowUs), s.Commit, hostLoadText(f))
 	fmt.Fprint(w, "| board | frames |")
 	for _, br := range s.Bitrates {
-		fmt.Fprintf(w, " %s |", rate(br))
+		fmt.Fprintf(w, " %s |", bench.Rate(br))
 	}
 	fmt.Fprint(w, "\n|---|---|")
 	for range s.Bitrates {
@@ -43,21 +45,17 @@ func EnvelopeMarkdown(w io.Writer, f *EnvelopeFile) {
 			fmt.Fprintln(w)
 		}
 	}
-	if s.PostMortem {
-		fmt.Fprintln(w)
-		FirstLossMarkdown(w, f)
-	}
 }
 
 // cellText is a cell as the table shows it: "100 %", "85 % (90 %: 12 lost in
 // 20.0 s)", "< 5 % (5 %: 40 lost in 0.3 s)".
-func cellText(c *EnvelopeCell) string {
+func cellText(c *Cell) string {
 	if c.FirstFailing == 0 {
 		return fmt.Sprintf("%d %%", c.HighestLossless)
 	}
 	best := fmt.Sprintf("%d %%", c.HighestLossless)
 	if c.HighestLossless == 0 {
-		best = fmt.Sprintf("< %d %%", EnvelopeGridPercent)
+		best = fmt.Sprintf("< %d %%", GridPercent)
 	}
 	return fmt.Sprintf("%s (%d %%: %s)", best, c.FirstFailing, lossText(c.Failed))
 }
@@ -66,7 +64,7 @@ func cellText(c *EnvelopeCell) string {
 // it stopped there): the frames lost, or, when none was missing at the end, the
 // sequence gaps (frames that came late, out of order) or RX overflows; or that
 // the step failed with an error.
-func lossText(s *EnvelopeStep) string {
+func lossText(s *Step) string {
 	var what string
 	switch {
 	case s == nil:
@@ -93,7 +91,7 @@ func pollWindowUs(windowUs float64) string {
 
 // hostLoadText is the range of the cells' mean load averages and the highest
 // sample.
-func hostLoadText(f *EnvelopeFile) string {
+func hostLoadText(f *File) string {
 	if len(f.Cells) == 0 {
 		return "-"
 	}

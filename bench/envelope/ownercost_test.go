@@ -1,4 +1,4 @@
-package bench
+package envelope
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cand/bench"
 	"cand/config"
 )
 
@@ -32,14 +33,14 @@ func TestOwnerCostPerFrame(t *testing.T) {
 		t.Skip(ownerCostEnv + " not set: a measurement, run on request (e.g. " + ownerCostEnv + "=pi3:1000000:dlc8:100:20s)")
 	}
 	cfg := simConfig(t)
-	base := BaseOf(cfg)
+	base := bench.BaseOf(cfg)
 	for _, step := range strings.Split(spec, ",") {
 		sc, err := ownerCostScenario(step, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		load0 := hostLoadAvg()
-		res, err := RunScenario(context.Background(), sc, &base)
+		res, err := bench.RunScenario(context.Background(), sc, &base)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -71,27 +72,27 @@ func TestOwnerCostPerFrame(t *testing.T) {
 
 // ownerCostScenario parses board:bitrate:length:load:duration into an envelope
 // step's scenario that runs its whole window.
-func ownerCostScenario(step string, cfg *config.Config) (Scenario, error) {
+func ownerCostScenario(step string, cfg *config.Config) (bench.Scenario, error) {
 	f := strings.Split(step, ":")
 	if len(f) != 5 {
-		return Scenario{}, fmt.Errorf("%s: %q is not board:bitrate:length:load:duration, e.g. pi3:1000000:dlc8:100:20s", ownerCostEnv, step)
+		return bench.Scenario{}, fmt.Errorf("%s: %q is not board:bitrate:length:load:duration, e.g. pi3:1000000:dlc8:100:20s", ownerCostEnv, step)
 	}
 	bitrate, err1 := strconv.ParseUint(f[1], 10, 32)
 	load, err2 := strconv.Atoi(f[3])
 	d, err3 := time.ParseDuration(f[4])
 	if err1 != nil || err2 != nil || err3 != nil || load < 1 || load > 100 {
-		return Scenario{}, fmt.Errorf("%s: %q: bitrate, load (1..100) or duration does not parse", ownerCostEnv, step)
+		return bench.Scenario{}, fmt.Errorf("%s: %q: bitrate, load (1..100) or duration does not parse", ownerCostEnv, step)
 	}
 	share := 0.0
 	if f[2] == LengthMix {
 		if share, err1 = mixShare(uint32(bitrate), load); err1 != nil {
-			return Scenario{}, err1
+			return bench.Scenario{}, err1
 		}
 	}
-	wl, err := envelopeWorkload(f[2], load, share)
+	wl, err := workload(f[2], load, share)
 	if err != nil {
-		return Scenario{}, err
+		return bench.Scenario{}, err
 	}
-	return Scenario{Name: "owner-cost-" + step, Bitrate: uint32(bitrate), DLC: 8, IntPollWindow: cfg.Controllers[0].IntPollWindow.D(),
+	return bench.Scenario{Name: "owner-cost-" + step, Bitrate: uint32(bitrate), DLC: 8, IntPollWindow: cfg.Controllers[0].IntPollWindow.D(),
 		Board: config.SimBoard(f[0]), Rule: config.SimCPUStrict, Duration: d, Workload: wl}, nil
 }

@@ -1,4 +1,4 @@
-package bench
+package envelope
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 	"cand/config"
 )
 
-// EnvelopeFile is the envelope's JSON document: its settings and the cells
+// File is the envelope's JSON document: its settings and the cells
 // done so far, written after each cell.
-type EnvelopeFile struct {
-	Settings EnvelopeSettings `json:"settings"`
-	Cells    []EnvelopeCell   `json:"cells"`
+type File struct {
+	Settings Settings `json:"settings"`
+	Cells    []Cell   `json:"cells"`
 }
 
 // cellKey names one cell.
@@ -26,7 +26,7 @@ type cellKey struct {
 }
 
 // order is every cell of the settings: boards, then lengths, then bitrates.
-func (f *EnvelopeFile) order() []cellKey {
+func (f *File) order() []cellKey {
 	var ks []cellKey
 	for _, b := range f.Settings.Boards {
 		for _, l := range f.Settings.Lengths {
@@ -39,7 +39,7 @@ func (f *EnvelopeFile) order() []cellKey {
 }
 
 // cell is k's result, nil if not done.
-func (f *EnvelopeFile) cell(k cellKey) *EnvelopeCell {
+func (f *File) cell(k cellKey) *Cell {
 	for i := range f.Cells {
 		c := &f.Cells[i]
 		if c.Board == k.board && c.Bitrate == k.bitrate && c.Length == k.length {
@@ -50,7 +50,7 @@ func (f *EnvelopeFile) cell(k cellKey) *EnvelopeCell {
 }
 
 // Complete reports whether every cell of the settings is done.
-func (f *EnvelopeFile) Complete() bool {
+func (f *File) Complete() bool {
 	for _, k := range f.order() {
 		if f.cell(k) == nil {
 			return false
@@ -61,7 +61,7 @@ func (f *EnvelopeFile) Complete() bool {
 
 // write stores f at path (through a temporary file, so an interrupted write
 // leaves the previous one).
-func (f *EnvelopeFile) write(path string) error {
+func (f *File) write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("bench: envelope output directory: %w", err)
 	}
@@ -79,26 +79,26 @@ func (f *EnvelopeFile) write(path string) error {
 	return nil
 }
 
-// ReadEnvelope reads an envelope's JSON document.
-func ReadEnvelope(path string) (*EnvelopeFile, error) {
+// Read reads an envelope's JSON document.
+func Read(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	var f EnvelopeFile
+	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("bench: %s: %w", path, err)
 	}
 	return &f, nil
 }
 
-// openEnvelope is the document to resume at path: the one there if its settings
+// open is the document to resume at path: the one there if its settings
 // are set's, a new one if there is none or fresh is true. Other settings are an
 // error naming the first that differs: mixing cells of two settings would make
 // one table of two measurements.
-func openEnvelope(path string, set EnvelopeSettings, fresh bool) (*EnvelopeFile, error) {
+func open(path string, set Settings, fresh bool) (*File, error) {
 	if !fresh {
-		f, err := ReadEnvelope(path)
+		f, err := Read(path)
 		switch {
 		case err == nil:
 			if d := settingsDiff(f.Settings, set); d != "" {
@@ -109,11 +109,11 @@ func openEnvelope(path string, set EnvelopeSettings, fresh bool) (*EnvelopeFile,
 			return nil, fmt.Errorf("%w (add -fresh to start over)", err)
 		}
 	}
-	return &EnvelopeFile{Settings: set}, nil
+	return &File{Settings: set}, nil
 }
 
 // settingsDiff names the first setting whose value differs, "" if none.
-func settingsDiff(had, want EnvelopeSettings) string {
+func settingsDiff(had, want Settings) string {
 	a, b := reflect.ValueOf(had), reflect.ValueOf(want)
 	t := a.Type()
 	for i := range t.NumField() {

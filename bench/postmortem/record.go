@@ -1,4 +1,4 @@
-package bench
+package postmortem
 
 import (
 	"runtime"
@@ -8,23 +8,13 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/bench"
 	"cand/internal/mono"
 	"cand/sim"
 	"cand/sim/canbus"
 	"cand/sim/clock"
+	"cand/sim/clock/gaptrace"
 )
-
-// The post-mortem of a step's first lost frame (Scenario.PostMortem): what the
-// owner thread and the board's clock did in the board time before it. Off, none
-// of this exists; on, the strict clock keeps its per-gap trace (sim/clock
-// trace.go), a bus observer keeps the end of every frame, and the reader samples
-// the garbage collector's cycle count between its reads of the sockets. At the
-// first RX overflow or sequence gap of the window (capture) all of it is copied;
-// once the step has drained and the streams know which frame is missing, the copy
-// is analysed (postmortem_class.go) into the step's FirstLoss.
-//
-// Files: postmortem.go (what is recorded and captured), postmortem_class.go
-// (the board's time before the loss, segment by segment, and its class).
 
 const (
 	// pmTraceGaps is how many looked-at gaps the clock keeps: several seconds at
@@ -193,13 +183,13 @@ func (g *gcWatch) activity(now int64) (GCActivity, []gcSample) {
 
 // postMortem is one step's recording and, after its first loss, the copy.
 type postMortem struct {
-	pi  *sim.Pi
-	tap *busTap
-	gc  *gcWatch
-	// boardStart is the board's time at the window's start; ownerTid the
-	// owner thread (0: not known).
+	run  *bench.Watched
+	pi   *sim.Pi
+	tap  *busTap
+	gc   *gcWatch
+	ring *gaptrace.Ring // the clock's last looked-at gaps
+	// boardStart is the board's time at the window's start.
 	boardStart int64
-	ownerTid   int
 
 	captured bool
 	trigger  string
@@ -218,26 +208,31 @@ type postMortem struct {
 	dropped0, dropped uint64
 }
 
-// newPostMortem turns on pi's gap trace and observes its first bus. Call it
-// before the daemon starts.
-func newPostMortem(pi *sim.Pi) *postMortem {
+// newPostMortem turns on the virtual Pi's gap trace and observes its first
+// bus. Call it before the daemon starts.
+func newPostMortem(run *bench.Watched) *postMortem {
+	pi := run.Pi
 	edge := pi.Node(0).Edge
-	pm := &postMortem{pi: pi, tap: &busTap{intLow: func() bool { return !edge.Level() }, now: pi.Clock().Now}, gc: newGCWatch()}
-	pi.Clock().TraceGaps(pmTraceGaps)
+	pm := &postMortem{run: run, pi: pi, ring: gaptrace.New(pmTraceGaps), tap: &busTap{intLow: func() bool { return !edge.Level() }, now: pi.Clock().Now}, gc: newGCWatch()}
+	pi.Clock().TraceGaps(pm.ring)
 	pi.Node(0).Bus.OnEvent(pm.tap.event)
 	return pm
 }
 
-// begin is the window's start.
-func (pm *postMortem) begin() {
+// Begin is the window's start.
+func (pm *postMortem) Begin() {
 	pm.boardStart = pm.pi.Clock().Reached()
 	pm.dropped0 = pm.pi.Node(0).Edge.Dropped()
 	pm.gc.begin()
 }
 
-// watch is called by the reader between reads: lost reports the window's first
+// Stop is the end of the offered frames: the recording goes on through the
+// drain, until a loss.
+func (pm *postMortem) Stop() {}
+
+// Loss is called by the reader between reads: lost reports the window's first
 // loss (trigger names it); the first time it does, the state is copied.
-func (pm *postMortem) watch(lost bool, trigger string) {
+func (pm *postMortem) Loss(lost bool, trigger string) {
 	if pm.captured {
 		return
 	}
@@ -250,7 +245,7 @@ func (pm *postMortem) watch(lost bool, trigger string) {
 	pm.host = mono.Now()
 	clk := pm.pi.Clock()
 	pm.board = clk.Reached()
-	pm.trace = clk.GapTrace()
+	pm.trace = pm.ring.Records()
 	bus := pm.pi.Node(0).Bus
 	bus.Lock()
 	pm.frames = pm.tap.frames()

@@ -1,0 +1,232 @@
+package bench
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"go.einride.tech/can"
+	"golang.org/x/sys/unix"
+
+	"cand/bridge"
+	"cand/daemon"
+	"cand/sim"
+	"cand/sim/mcpchip"
+)
+
+// Observer watches a scenario's measured window. RunScenario starts every
+// observer in one loop when the window opens (Begin), stops them when the
+// offered frames end (Stop), and, once the frames still on their way have
+// drained and before the daemon stops, has each write its figures (End), in
+// the order listed.
+type Observer interface {
+	Begin()
+	Stop()
+	End(res *ScenarioResult)
+}
+
+// LossWatcher is an Observer that the reader also tells, between its reads of
+// the sockets, whether the window has lost a frame yet and how (why:
+// rx_overflow or sequence_gap).
+type LossWatcher interface {
+	Observer
+	Loss(lost bool, why string)
+}
+
+// Watched is what an observer added to a scenario (Scenario.Observe) is given
+// of the run: the virtual Pi before the daemon starts, the daemon's frame-path
+// threads from Begin on, the streams' missing frames at End.
+type Watched struct {
+	Pi      *sim.Pi
+	Bitrate uint32
+	Threads daemon.Threads
+	streams []*stream
+}
+
+// Missing is the frame a stream found missing first.
+type Missing struct {
+	// Nth is its counter: the number of frames its sender completed before it.
+	Nth uint64
+	// Sends reports whether the stream's sender sends id; Seq reads a frame's
+	// counter modulo mod (0: whole; ok false: none).
+	Sends func(id uint32, ext bool) bool
+	Seq   func(f can.Frame) (n, mod uint64, ok bool)
+}
+
+// Missing lists the first missing frame of every stream that lost one: its
+// first gap, or, without one, the frame expected next if the window's last
+// frames never arrived.
+func (w *Watched) Missing() []Missing {
+	var out []Missing
+	for _, s := range w.streams {
+		if s.filtered {
+			continue
+		}
+		want := s.firstGap
+		if s.gaps == 0 {
+			if s.next >= s.sentEnd {
+				continue
+			}
+			want = s.next
+		}
+		out = append(out, Missing{Nth: want, Sends: s.sends, Seq: s.seq})
+	}
+	return out
+}
+
+// The built-in observers: window (pipeline.go), portsWindow (traffic.go),
+// arbWatch, busyWatch and heartbeatWatch below.
+
+func (w *window) Begin()                  { w.begin() }
+func (w *window) Stop()                   { w.stop() }
+func (w *window) End(res *ScenarioResult) { w.end() }
+
+func (w *portsWindow) Begin()                  { w.begin() }
+func (w *portsWindow) Stop()                   {}
+func (w *portsWindow) End(res *ScenarioResult) { w.d = w.deltas() }
+
+// arbWatch counts the first controller's lost arbitrations (its TX frames that
+// lost the bus to another node's) over the window.
+type arbWatch struct {
+	chip *mcpchip.Chip
+	arb0 uint64
+}
+
+func (a *arbWatch) Begin() { a.arb0 = a.chip.Stats().ArbLost }
+func (a *arbWatch) Stop()  {}
+func (a *arbWatch) End(res *ScenarioResult) {
+	res.TXArbLost = a.chip.Stats().ArbLost - a.arb0
+}
+
+// busyWatch measures the owner thread's busy fraction over the window: its CPU
+// time, read from the thread's CPU-time clock (clock_gettime with the clock ID
+// the kernel makes for a thread: MAKE_THREAD_CPUCLOCK in
+// include/linux/posix-timers.h, ((~tid) << 3) | CPUCLOCK_PERTHREAD_MASK |
+// CPUCLOCK_SCHED; nanosecond-exact, unlike utime+stime in
+// /proc/self/task/TID/stat), over the wall time.
+type busyWatch struct {
+	tid   int // the owner thread (Daemon.Threads)
+	cpu0  time.Duration
+	wall0 time.Time
+	busy  float64 // -1 when not measured
+	err   error
+}
+
+// newBusyWatch watches the owner thread of h's daemon, once it has made a loop
+// turn since the daemon was ready, for up to 2 s: the window then opens on a
+// running loop.
+func newBusyWatch(h *harness) *busyWatch {
+	b := &busyWatch{tid: h.d.Threads().Owner}
+	if b.tid == 0 {
+		b.err = fmt.Errorf("bench: the daemon reported no owner thread")
+		return b
+	}
+	if b.err = ownerTurn(h.d.Owner, 2*time.Second); b.err != nil {
+		b.tid = 0
+	}
+	return b
+}
+
+// ownerTurn waits up to timeout for the owner's next loop turn.
+func ownerTurn(o *bridge.Owner, timeout time.Duration) error {
+	t0 := o.LoopStats().Turns
+	deadline := time.Now().Add(timeout)
+	for o.LoopStats().Turns == t0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: the owner thread made no loop turn within %v", timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// threadCPU is thread tid's CPU time so far.
+func threadCPU(tid int) (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32(^tid<<3|6), &ts); err != nil {
+		return 0, fmt.Errorf("bench: CPU clock of thread %d: %w", tid, err)
+	}
+	return time.Duration(ts.Nano()), nil
+}
+
+func (b *busyWatch) Begin() {
+	b.busy = -1
+	if b.tid == 0 {
+		return
+	}
+	b.cpu0, b.err = threadCPU(b.tid)
+	b.wall0 = time.Now()
+}
+
+func (b *busyWatch) Stop() {
+	if b.tid == 0 || b.err != nil {
+		return
+	}
+	cpu, err := threadCPU(b.tid)
+	if err != nil {
+		b.err = err
+		return
+	}
+	if wall := time.Since(b.wall0); wall > 0 {
+		b.busy = float64(cpu-b.cpu0) / float64(wall)
+	}
+}
+
+// End records the busy fraction, or why it is unknown.
+func (b *busyWatch) End(res *ScenarioResult) {
+	res.OwnerBusy = b.busy
+	if b.err != nil {
+		res.OwnerBusy, res.OwnerBusyError = -1, b.err.Error()
+	}
+}
+
+// heartbeatEvery is how often heartbeatWatch samples the owner's heartbeat.
+const heartbeatEvery = time.Millisecond
+
+// heartbeatWatch samples the owner thread's heartbeat age (bridge.Owner.HeartbeatAge,
+// host CLOCK_MONOTONIC: the time systemd's watchdog runs on) over the window,
+// from a goroutine of its own, and keeps the oldest it saw. A sample is at most
+// heartbeatEvery late, so an age it misses is at most that much older.
+type heartbeatWatch struct {
+	age     func() int64
+	stop    chan struct{}
+	done    chan struct{}
+	most    atomic.Int64
+	sampled bool
+}
+
+func (h *heartbeatWatch) Begin() {
+	h.stop, h.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			if a := h.age(); a > h.most.Load() {
+				h.most.Store(a)
+			}
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+func (h *heartbeatWatch) Stop() {
+	if h.stop == nil {
+		return
+	}
+	close(h.stop)
+	<-h.done
+	h.stop, h.sampled = nil, true
+}
+
+// End records the oldest heartbeat age seen, in ms.
+func (h *heartbeatWatch) End(res *ScenarioResult) {
+	if h.sampled {
+		ms := float64(h.most.Load()) / 1e6
+		res.HeartbeatMaxMs = &ms
+	}
+}
