@@ -168,7 +168,7 @@ func runOnBoard(ctx context.Context, sc Scenario, cfg *config.Config, res Scenar
 	defer h.close()
 	var busy busyWatch
 	// The owner waits for work until the first frame is written.
-	busy.tid, busy.err = epollTID(h.pairs[0].driver, 2*time.Second)
+	busy.tid, busy.err = epollTID(h.Ends()[0], 2*time.Second)
 	m := h.d.Owner.Ports[0].M
 	w := window{m: m, ring: h.d.Owner.RingWaiting}
 	pw := h.portsWindow()

@@ -225,12 +225,12 @@ func lostFrame(frames []tapFrame, streams []*stream) (at int64, idx int, ok bool
 		}
 		// The first gap's counter; without one, the frame expected next if the
 		// window's last frames never arrived (lost at its very end: no gap).
-		want := s.firstGap
-		if s.gaps == 0 {
-			if s.next >= s.sentEnd {
+		want := s.FirstGap
+		if s.Gaps == 0 {
+			if s.Next >= s.End {
 				continue
 			}
-			want = s.next
+			want = s.Next
 		}
 		for i := len(frames) - 1; i >= 0; i-- {
 			fr := frames[i]

@@ -85,15 +85,15 @@ func TestLostFrameIsTheFirstMissingCounter(t *testing.T) {
 		{At: 200, From: 1, Nth: 5, F: frame(0x123, 5)},
 		{At: 300, From: 1, Nth: 6, F: frame(0x123, 6)},
 	}
-	s.firstGap, s.gaps = 5, 1
+	s.FirstGap, s.Gaps = 5, 1
 	if at, idx, ok := lostFrame(frames, []*stream{s}); !ok || at != 200 || idx != 2 {
 		t.Errorf("gap at 5: got %d, frame %d, %v; want 200, frame 2", at, idx, ok)
 	}
-	s.gaps, s.next, s.sentEnd = 0, 6, 7
+	s.Gaps, s.Next, s.End = 0, 6, 7
 	if at, _, ok := lostFrame(frames, []*stream{s}); !ok || at != 300 {
 		t.Errorf("lost at the end (next 6 of 7 sent): got %d, %v; want 300", at, ok)
 	}
-	s.next = 7
+	s.Next = 7
 	if _, _, ok := lostFrame(frames, []*stream{s}); ok {
 		t.Error("nothing missing: found a lost frame")
 	}
