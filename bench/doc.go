@@ -11,9 +11,9 @@
 // answering); and it compares a run with a baseline report (check.go).
 //
 // Files: suite.go (the scenarios, Run, Write), pipeline.go (a scenario on the
-// virtual Pi), harness.go (the daemon in-process with socketpairs), streams.go
+// virtual Pi), harness.go (the daemon in-process, internal/inproc), streams.go
 // (the measured window: the TX writer and the reader counting every sender's
-// frames), traffic.go (the workload figures), ownertid.go (the owner thread's
+// frames, internal/seqcheck), traffic.go (the workload figures), ownertid.go (the owner thread's
 // busy fraction), burst.go, stress.go, transfer.go, targets.go, result.go,
 // markdown.go and markdown_workload.go, svg.go.
 //
