@@ -75,15 +75,15 @@ func startRig(t testing.TB, cfg *config.Config, o rigOptions) *rig {
 	return r
 }
 
-// start runs the daemon with opt, on the sockets and listener io makes, until it
-// is ready; the test ends it (stop) and then closes the sockets.
-func (r *rig) start(io inproc.Options, opt Options) {
+// start runs the daemon with opt, on the sockets and listener that po makes, until
+// it is ready; the test ends it (stop) and then closes the sockets.
+func (r *rig) start(po inproc.Options, opt Options) {
 	r.t.Helper()
-	h, err := inproc.Start(context.Background(), io, func(ctx context.Context, e inproc.Env[*Daemon]) error {
-		if io.Controllers > 0 {
+	h, err := inproc.Start(context.Background(), po, func(ctx context.Context, e inproc.Env[*Daemon]) error {
+		if po.Controllers > 0 {
 			opt.Sockets = e.Sockets
 		}
-		if io.Metrics {
+		if po.Metrics {
 			opt.MetricsListener = e.Metrics
 		}
 		opt.Ready = e.Ready
