@@ -16,8 +16,9 @@
 //   - observer.go: the watchers of a window (Observer): the owner thread's busy
 //     fraction (its ID asked of the daemon, daemon.Threads), its heartbeat, and
 //     those a caller adds (the post-mortem);
-//   - harness.go: the daemon in-process with socketpairs;
-//   - streams.go: the TX writer and the reader counting every sender's frames;
+//   - harness.go: the daemon in-process with socketpairs (internal/inproc);
+//   - streams.go: the TX writer and the reader counting every sender's frames
+//     (internal/seqcheck);
 //   - traffic.go: the workload's figures from the window;
 //   - result.go: the report's schema (Report, ScenarioResult, ClockResult, ...);
 //   - workload.go, workloads.go, workload_fieldcheck.go: the workloads, the

@@ -3,10 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"cand/bench/kernelref"
 	"cand/config"
+	"cand/internal/inproc"
 	"cand/sim"
 )
 
@@ -101,35 +101,20 @@ func runKernelWindow(ctx context.Context, sc Scenario, cfg *config.Config, costs
 		return err
 	}
 	defer pi.Close()
-	pairs, err := socketPairs(len(cfg.Controllers))
+	h, err := inproc.Start(ctx, inproc.Options{Controllers: len(cfg.Controllers), Queues: inproc.Deep()},
+		func(ctx context.Context, e inproc.Env[[]kernelref.Port]) error {
+			pi.Start(ctx)
+			return kernelref.Run(ctx, kernelref.Config{Pi: pi, Cfg: &kc, Sockets: e.Sockets, Costs: costs}, e.Ready)
+		})
 	if err != nil {
-		return err
+		return fmt.Errorf("kernel reference: %w", err)
 	}
-	defer closePairs(pairs)
-	socks := make([]int, len(pairs))
-	for i, p := range pairs {
-		socks[i] = p.driver
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	pi.Start(rctx)
-	ready := make(chan []kernelref.Port, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- kernelref.Run(rctx, kernelref.Config{Pi: pi, Cfg: &kc, Sockets: socks, Costs: costs}, func(p []kernelref.Port) { ready <- p })
-	}()
-	var ports []kernelref.Port
-	select {
-	case ports = <-ready:
-	case err := <-done:
-		return fmt.Errorf("kernel reference: stopped before it was ready: %v", err)
-	case <-time.After(20 * time.Second):
-		return fmt.Errorf("kernel reference: not ready after 20s")
-	}
+	defer h.Close()
+	ports := h.D
 	wl := sc.workload()
 	st := ports[0].Stats
 	txDone := func() uint64 { return st.TXFrames.Load() }
-	r := newReader(hostEnds(pairs), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, txDone)
+	r := newReader(h.Host, simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, txDone)
 	type snap struct{ rx, ints, ist, istB, tx, txX, txB, ovr, busy, ovrStall, stalls, stallNs, late uint64 }
 	take := func() snap {
 		var s snap
@@ -155,8 +140,11 @@ func runKernelWindow(ctx context.Context, sc Scenario, cfg *config.Config, costs
 	var v0, v1 int64
 	err = r.run(ctx, sc.Duration, func() { s0, v0 = take(), pi.Clock().Now() }, func() { s1, v1 = take(), pi.Clock().Now() })
 	end := take()
-	cancel()
-	if derr := <-done; err == nil && derr != nil {
+	switch ok, derr := h.Stop(); {
+	case err != nil:
+	case !ok:
+		err = fmt.Errorf("kernel reference: did not stop within %v", inproc.StopTimeout)
+	case derr != nil:
 		err = derr
 	}
 	exp, filt := sum(r.streams, false), sum(r.streams, true)

@@ -62,12 +62,12 @@ func (w *Watched) Missing() []Missing {
 		if s.filtered {
 			continue
 		}
-		want := s.firstGap
-		if s.gaps == 0 {
-			if s.next >= s.sentEnd {
+		want := s.FirstGap
+		if s.Gaps == 0 {
+			if s.Next >= s.End {
 				continue
 			}
-			want = s.next
+			want = s.Next
 		}
 		out = append(out, Missing{Nth: want, Sends: s.sends, Seq: s.seq})
 	}

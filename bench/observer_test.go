@@ -18,19 +18,19 @@ func TestWatchedMissingIsTheFirstMissingCounter(t *testing.T) {
 		}
 		return out
 	}
-	s.firstGap, s.gaps = 5, 1
+	s.FirstGap, s.Gaps = 5, 1
 	if got := nths(); !reflect.DeepEqual(got, []uint64{5}) {
 		t.Errorf("gap at 5: missing %v, want [5]", got)
 	}
-	s.gaps, s.next, s.sentEnd = 0, 6, 7
+	s.Gaps, s.Next, s.End = 0, 6, 7
 	if got := nths(); !reflect.DeepEqual(got, []uint64{6}) {
 		t.Errorf("next 6 of 7 sent: missing %v, want [6]", got)
 	}
-	s.next = 7
+	s.Next = 7
 	if got := nths(); got != nil {
 		t.Errorf("all arrived: missing %v, want none", got)
 	}
-	s.next, s.filtered = 6, true
+	s.Next, s.filtered = 6, true
 	if got := nths(); got != nil {
 		t.Errorf("filtered stream: missing %v, want none", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/canwire"
+	"cand/internal/seqcheck"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -17,79 +18,34 @@ import (
 // peer's (frames it completed on the bus) or the benchmark's own TX frames coming
 // back in loopback mode.
 type stream struct {
+	seqcheck.Window
 	port     int
 	sends    func(id uint32, ext bool) bool
 	seq      func(f can.Frame) (n, mod uint64, ok bool)
 	sent     func() uint64 // frames so far: the peer's Sent, or the frames written
 	filtered bool          // dropped by the controller's filters: not expected
 
-	sent0, sentEnd uint64
-	next           uint64 // the counter expected next
-	received       uint64 // frames in the window that arrived
-	gaps           uint64 // frames missing between two that arrived
-	firstGap       uint64 // the counter of the first frame found missing (once gaps > 0)
-	reordered      uint64 // frames that arrived after a later one
-	duplicates     uint64 // frames that arrived again (not counted as received)
-	bits           uint64 // their wire bits (canwire.Bits)
-	now            uint64 // sent() read after the last batch
-	// seen[c%len] is c+1 for the counters c that arrived, over the last len.
-	seen [4096]uint64
+	bits uint64 // the received frames' wire bits (canwire.Bits)
+	now  uint64 // sent() read after the last batch
 }
 
 func peerStream(port int, p *canbus.Peer, filtered bool) *stream {
 	return &stream{port: port, sends: p.Sends, seq: p.Seq, sent: p.SentNow, filtered: filtered}
 }
 
-// offered is the frames of the window: those completed (or written) in it.
-func (s *stream) offered() uint64 { return s.sentEnd - s.sent0 }
-
 // take counts f, which carries counter c modulo mod (0: the whole counter), ok
-// false when it carries none; sentNow is the sender's count read after f arrived,
-// so f's whole counter is below it: the largest such counter congruent to c (right
-// as long as a frame arrives within mod frames of the sender's). Frames before the
-// window, and after it once stopped, are not counted, nor frames that arrive a
-// second time; a frame without a counter counts while the window runs, and in the
-// drain until the window's count is reached.
+// false when it carries none (seqcheck.Window's Take and TakeBare); sentNow is the
+// sender's count read after f arrived.
 func (s *stream) take(f can.Frame, c, mod uint64, ok, stopped bool, sentNow uint64) {
-	if !ok {
-		if !stopped || s.received < s.offered() {
-			s.received++
-			s.bits += uint64(canwire.Bits(&f))
-		}
-		return
-	}
-	full := c
-	if mod != 0 {
-		if sentNow == 0 {
-			return // nothing sent yet: not the sender's frame
-		}
-		top := sentNow - 1
-		back := (top%mod + mod - c) % mod
-		if back > top {
-			return
-		}
-		full = top - back
-	}
-	if full < s.sent0 || (stopped && full >= s.sentEnd) {
-		return
-	}
-	if slot := &s.seen[full%uint64(len(s.seen))]; *slot == full+1 {
-		s.duplicates++
-		return
+	var counted bool
+	if ok {
+		counted = s.Take(c, mod, stopped, sentNow)
 	} else {
-		*slot = full + 1
+		counted = s.TakeBare(stopped)
 	}
-	if full < s.next {
-		s.reordered++
-	} else {
-		if full > s.next && s.gaps == 0 {
-			s.firstGap = s.next
-		}
-		s.gaps += full - s.next
-		s.next = full + 1
+	if counted {
+		s.bits += uint64(canwire.Bits(&f))
 	}
-	s.received++
-	s.bits += uint64(canwire.Bits(&f))
 }
 
 // counts sums the streams that are expected on the sockets (filtered false) or
@@ -102,11 +58,11 @@ func sum(ss []*stream, filtered bool) counts {
 		if s.filtered != filtered {
 			continue
 		}
-		c.offered += s.offered()
-		c.received += s.received
-		c.gaps += s.gaps
-		c.reordered += s.reordered
-		c.duplicates += s.duplicates
+		c.offered += s.Offered()
+		c.received += s.Received
+		c.gaps += s.Gaps
+		c.reordered += s.Reordered
+		c.duplicates += s.Duplicates
 		c.bits += s.bits
 	}
 	return c
@@ -206,7 +162,7 @@ func newReader(fds []int, streams []*stream, tx *TXStream, loopback bool, now fu
 			// and the driver may read it before it handles the TX-done flag.
 			w := r.tx
 			back := &stream{port: 0, sends: w.sends, seq: w.seq}
-			back.sent = func() uint64 { return max(min(r.txDone()-r.txDone0, w.written), back.next) }
+			back.sent = func() uint64 { return max(min(r.txDone()-r.txDone0, w.written), back.Next) }
 			r.streams = append(r.streams, back)
 		}
 	}
@@ -236,8 +192,7 @@ func (r *reader) run(ctx context.Context, dur time.Duration, begin, stop func())
 		r.txDone0 = r.txDone()
 	}
 	for _, s := range r.streams {
-		s.sent0 = s.sent()
-		s.next = s.sent0
+		s.Begin(s.sent())
 	}
 	begin()
 	start := time.Now()
@@ -253,7 +208,7 @@ func (r *reader) run(ctx context.Context, dur time.Duration, begin, stop func())
 		if !stopped && (!now.Before(deadline) || (r.lost != nil && r.lost())) {
 			r.elapsed = now.Sub(start)
 			for _, s := range r.streams {
-				s.sentEnd = s.sent()
+				s.Stop(s.sent())
 			}
 			stop()
 			stopped = true
@@ -287,7 +242,7 @@ func (r *reader) run(ctx context.Context, dur time.Duration, begin, stop func())
 // every TX frame written has been sent.
 func (r *reader) complete() bool {
 	for _, s := range r.streams {
-		if !s.filtered && s.received < s.offered() {
+		if !s.filtered && s.Received < s.Offered() {
 			return false
 		}
 	}

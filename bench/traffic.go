@@ -186,8 +186,8 @@ func fillTraffic(res *ScenarioResult, r *reader, d []portCounters, names []strin
 		var p counts
 		for _, s := range r.streams {
 			if s.port == i && !s.filtered {
-				p.offered += s.offered()
-				p.received += s.received
+				p.offered += s.Offered()
+				p.received += s.Received
 			}
 		}
 		pr := PortResult{Name: names[i], RXFigures: RXFigures{RXOverflows: c.overflows, RingDrops: c.ringDrops,

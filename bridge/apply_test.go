@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/waitfor"
 )
 
 // Apply runs its function on the owner thread while the loop runs, and refuses
@@ -22,13 +24,7 @@ func TestApplyRunsOnTheOwnerThread(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx) }()
 	owner := <-tid
-	deadline := time.Now().Add(5 * time.Second)
-	for o.ctlFd.Load() == 0 { // the loop's eventfd
-		if time.Now().After(deadline) {
-			t.Fatal("owner loop not running after 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Cond(t, 5*time.Second, "the owner loop's eventfd", func() bool { return o.ctlFd.Load() != 0 })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var ran []int
@@ -67,10 +63,7 @@ func TestApplyDuringSetupRunsOnceTheLoopDoes(t *testing.T) {
 	setup := make(chan struct{})
 	o.Setup = func() error {
 		close(setup)
-		deadline := time.Now().Add(5 * time.Second)
-		for o.apply.pending.Load() == nil && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Microsecond) // poll for the posted request
-		}
+		waitfor.Until(5*time.Second, func() bool { return o.apply.pending.Load() != nil }) // the posted request
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -10,27 +10,16 @@ import (
 
 	"cand/internal/kernelop"
 	"cand/internal/mono"
+	"cand/internal/waitfor"
 	"cand/socketcan"
 )
-
-// eventually waits up to 10 s for cond, failing with what.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("within 10 s: %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
 
 // readN reads n records from the test's end of the socketpair, waiting for each.
 func (r *portRig) readN(n int) []can.Frame {
 	r.t.Helper()
 	var got []can.Frame
 	var b [socketcan.FrameSize]byte
-	eventually(r.t, "the delivery thread's frames on the socket", func() bool {
+	waitfor.Cond(r.t, 10*time.Second, "the delivery thread's frames on the socket", func() bool {
 		for len(got) < n {
 			if _, err := unix.Read(r.host, b[:]); err != nil {
 				if err == unix.EAGAIN {
@@ -62,7 +51,7 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 	id := uint32(0)
 	for burst := 1; burst <= 3; burst++ {
 		now.Add(10_000) // past the spin: it parks
-		eventually(t, "the delivery thread parked", d.parked.Load)
+		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
 		var want []can.Frame
 		for range 20 { // 20 drains of one frame each
 			f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
@@ -222,9 +211,9 @@ func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
 		p.Received(&f)
 		p.deliver()
 		r.readN(1)
-		eventually(t, "the delivery thread parked", d.parked.Load)
+		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
 	}
-	eventually(t, "the delivery thread parked", d.parked.Load)
+	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
 	frame(1) // the first: the core was parked since the start
 	now.Add(500_000)
 	frame(2) // 0.5 ms after the last batch: still spinning on the board

@@ -11,6 +11,7 @@ import (
 	"cand/canwire"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
+	"cand/internal/waitfor"
 	"cand/mcp2515"
 	"cand/metrics"
 	"cand/sim/canbus"
@@ -137,13 +138,13 @@ func (r *portRig) advance() {
 
 // waitINT advances the bus in real time until INT is asserted.
 func (r *portRig) waitINT() {
-	deadline := time.Now().Add(5 * time.Second)
-	for r.gpio.Level(r.intPin) {
-		if time.Now().After(deadline) {
-			r.t.Fatal("INT not asserted within 5 s")
+	waitfor.Cond(r.t, 5*time.Second, "INT asserted", func() bool {
+		if !r.gpio.Level(r.intPin) {
+			return true
 		}
 		r.advance()
-	}
+		return false
+	})
 }
 
 // bothFull has the peer send f0 and f1 and advances the bus in real time until
@@ -152,13 +153,13 @@ func (r *portRig) bothFull(f0, f1 can.Frame) {
 	r.t.Helper()
 	r.peer.Send(f0)
 	r.peer.Send(f1)
-	deadline := time.Now().Add(5 * time.Second)
-	for r.chip.RXHeld() < 2 {
-		if time.Now().After(deadline) {
-			r.t.Fatal("both RX buffers not full within 5 s")
+	waitfor.Cond(r.t, 5*time.Second, "both RX buffers full", func() bool {
+		if r.chip.RXHeld() >= 2 {
+			return true
 		}
 		r.advance()
-	}
+		return false
+	})
 }
 
 // RX: one interrupt with one frame — READ STATUS, READ RX BUFFER, socket write —

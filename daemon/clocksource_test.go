@@ -13,6 +13,7 @@ import (
 
 	"cand/config"
 	"cand/internal/mono"
+	"cand/internal/waitfor"
 )
 
 // The clock each virtual board reads its time from: the System Timer on the
@@ -181,10 +182,8 @@ func TestKeepTied(t *testing.T) {
 	h.keepTiedEvery(ctx, slog.New(slog.NewTextHandler(&logs, nil)), time.Millisecond)
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 10 s; stats %+v; log:\n%s", what, h.timer.Stats(), logs.String())
-			}
+		if !waitfor.Until(10*time.Second, ok) {
+			t.Fatalf("%s: not within 10 s; stats %+v; log:\n%s", what, h.timer.Stats(), logs.String())
 		}
 	}
 	waitFor("3 ties", func() bool { return h.timer.Stats().Ties >= 3 })

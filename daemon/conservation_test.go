@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/seqcheck"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -298,7 +299,7 @@ func sequenceProblems(peers []config.SimPeer, read []can.Frame, uncertain uint64
 			}
 		}
 	}
-	last := map[int]uint64{}
+	last := map[int]*seqcheck.Last{}
 	var bad, reordered []string
 	for n, f := range read {
 		pi, ok := owner[key{f.IsExtended, f.ID}]
@@ -314,19 +315,15 @@ func sequenceProblems(peers []config.SimPeer, read []can.Frame, uncertain uint64
 		if f.Length < 8 {
 			bits = 8 * uint(min(f.Length, 4))
 		}
-		if prev, seen := last[pi]; seen {
-			d := c - prev
-			if bits < 64 {
-				d &= 1<<bits - 1
-			}
-			switch {
-			case d == 0:
-				bad = append(bad, fmt.Sprintf("RX: frame %d from peer %s repeats counter %d", n, peers[pi].Name, c))
-			case bits < 64 && d >= 1<<(bits-1), bits == 64 && c < prev:
-				reordered = append(reordered, fmt.Sprintf("RX: frame %d from peer %s has counter %d after %d: out of order", n, peers[pi].Name, c, prev))
-			}
+		if last[pi] == nil {
+			last[pi] = &seqcheck.Last{}
 		}
-		last[pi] = c
+		switch step, prev := last[pi].Note(c, bits); step {
+		case seqcheck.Repeat:
+			bad = append(bad, fmt.Sprintf("RX: frame %d from peer %s repeats counter %d", n, peers[pi].Name, c))
+		case seqcheck.Back:
+			reordered = append(reordered, fmt.Sprintf("RX: frame %d from peer %s has counter %d after %d: out of order", n, peers[pi].Name, c, prev))
+		}
 		if len(bad) > 10 {
 			break
 		}

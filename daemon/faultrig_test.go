@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/bridge"
+	"cand/internal/inproc"
+	"cand/internal/waitfor"
 	"cand/sim"
 	"cand/socketcan"
 )
@@ -104,7 +106,7 @@ func (l *logBuffer) lines(parts ...string) []string {
 func (r *rig) waitLog(d time.Duration, parts ...string) string {
 	r.t.Helper()
 	var line string
-	waitFor(r.t, d, "a log line with "+strings.Join(parts, " … "), func() bool {
+	waitfor.Cond(r.t, d, "a log line with "+strings.Join(parts, " … "), func() bool {
 		if ls := r.log.lines(parts...); len(ls) > 0 {
 			line = ls[0]
 			return true
@@ -190,23 +192,20 @@ func (f *fakeLinks) State(i int) (bridge.LinkState, error) {
 }
 
 func (f *fakeLinks) Recreate(i int) (int, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	host, end, err := inproc.Pair(rigQueues()) // the same queues as startRig's pairs
 	if err != nil {
 		return -1, err
 	}
-	// The same queues as startRig's pairs.
-	unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-	unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
 	f.r.hostMu.Lock()
 	old := f.r.host[i]
 	f.old[i] = append(f.old[i], old)
-	f.r.host[i] = fds[0] // closed with the rig's ends
+	f.r.host[i] = host // closed with the rig's ends
 	f.r.hostMu.Unlock()
 	f.r.t.Cleanup(func() { unix.Close(old) })
 	f.mu.Lock()
 	f.state[i] = bridge.LinkUp // created up, as EnsureLink leaves it
 	f.mu.Unlock()
-	return fds[1], nil
+	return end, nil
 }
 
 // hostEnds is every host end controller i had, the one in use last.

@@ -12,6 +12,7 @@ import (
 
 	"cand/bridge"
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/sim"
 	"cand/sim/canbus"
 	"cand/socketcan"
@@ -88,7 +89,7 @@ func TestLinkDownAndUp(t *testing.T) {
 
 	r.links.set(0, bridge.LinkDown)
 	r.waitLog(5*time.Second, "level=WARN", `msg="interface down: controller off the bus; frames wait in the socket queue"`, "interface=vcan0", "state=STOPPED")
-	waitFor(t, 5*time.Second, "cand_link_up 0", func() bool { return m.LinkUp.Load() == 0 })
+	waitfor.Cond(t, 5*time.Second, "cand_link_up 0", func() bool { return m.LinkUp.Load() == 0 })
 	r.readAll(0, 20*time.Millisecond) // what the chip held when it left the bus
 	sent := m.TXFrames.Load()
 	var waiting []can.Frame
@@ -317,7 +318,7 @@ func TestMISOShortedAtRunTime(t *testing.T) {
 	r.expectNext(0, "the answer before the fault", can.Frame{ID: 0x121, Length: 1, Data: can.Data{1}})
 	// The short comes while the chip is idle (INT high): the health check finds it
 	// (an interrupt served meanwhile: TestMISOShortedDuringAnInterrupt).
-	waitFor(t, 5*time.Second, "the chip idle", func() bool { return node.Chip.RXHeld() == 0 && node.Chip.Level(r.pi.Clock().Reached()) })
+	waitfor.Cond(t, 5*time.Second, "the chip idle", func() bool { return node.Chip.RXHeld() == 0 && node.Chip.Level(r.pi.Clock().Reached()) })
 	node.Wiring.MISOStuck(0x00)
 	r.waitLog(5*time.Second, "level=WARN", `msg="chip lost; re-initialising"`, `cause="mcp2515: no answer on SPI`)
 	r.waitLog(5*time.Second, "level=WARN", `msg="chip does not answer; retrying with back-off"`)
@@ -327,7 +328,7 @@ func TestMISOShortedAtRunTime(t *testing.T) {
 	before, txErrs := node.Chip.Stats(), echo.Stats().TxErrors
 	held := can.Frame{ID: 0x305, Length: 1, Data: can.Data{5}}
 	echo.Send(held)
-	waitFor(t, 5*time.Second, "the echo peer's frame unacknowledged", func() bool { return echo.Stats().TxErrors > txErrs+16 })
+	waitfor.Cond(t, 5*time.Second, "the echo peer's frame unacknowledged", func() bool { return echo.Stats().TxErrors > txErrs+16 })
 	if st, ps := node.Chip.Stats(), echo.Stats(); st.Received != before.Received || st.Lost != before.Lost || ps.Sent != 1 {
 		t.Fatalf("with MISO shorted the chip received %d frames and lost %d (before: %d, %d), the peer sent %d; want the chip off the bus: none, and the peer's frame kept",
 			st.Received, st.Lost, before.Received, before.Lost, ps.Sent)
@@ -352,7 +353,7 @@ func TestMISOShortedDuringAnInterrupt(t *testing.T) {
 	echo := node.Peers[0]
 	r.write(0, can.Frame{ID: 0x120, Length: 1, Data: can.Data{1}})
 	r.expectNext(0, "the answer before the fault", can.Frame{ID: 0x121, Length: 1, Data: can.Data{1}})
-	waitFor(t, 5*time.Second, "the chip idle", func() bool { return node.Chip.RXHeld() == 0 && node.Chip.Level(r.pi.Clock().Reached()) })
+	waitfor.Cond(t, 5*time.Second, "the chip idle", func() bool { return node.Chip.RXHeld() == 0 && node.Chip.Level(r.pi.Clock().Reached()) })
 	before := node.Chip.Stats()
 	node.Wiring.MISOStuck(0x00)
 	f := can.Frame{ID: 0x306, Length: 1, Data: can.Data{6}}
@@ -386,11 +387,11 @@ func (r *rig) expectBurst(i int, sent []can.Frame) {
 	r.t.Helper()
 	node := r.pi.Node(i)
 	peer := node.Peers[0]
-	waitFor(r.t, 5*time.Second, fmt.Sprintf("the peer's %d frames on the bus", len(sent)), func() bool { return len(sentBy(peer)) >= len(sent) })
+	waitfor.Cond(r.t, 5*time.Second, fmt.Sprintf("the peer's %d frames on the bus", len(sent)), func() bool { return len(sentBy(peer)) >= len(sent) })
 	if got := sentBy(peer); !slices.Equal(got, sent) {
 		r.t.Fatalf("the peer sent %v, want %v in this order", got, sent)
 	}
-	waitFor(r.t, 5*time.Second, "cand to serve the chip (INT high, no frame held)", func() bool {
+	waitfor.Cond(r.t, 5*time.Second, "cand to serve the chip (INT high, no frame held)", func() bool {
 		return node.Chip.RXHeld() == 0 && node.Chip.Level(r.pi.Clock().Reached())
 	})
 	lost := int(node.Chip.Stats().Lost)

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/inproc"
 	"cand/socketcan"
 )
 
@@ -135,32 +135,20 @@ func (s *fakeSocket) Close() error      { return unix.Close(s.fd) }
 // options.
 func startOnNetdevs(t *testing.T, cfg *config.Config, nd *fakeNetdevs, more ...func(*Options)) *rig {
 	t.Helper()
-	r := &rig{t: t, cfg: cfg, done: make(chan error, 1)}
+	r := &rig{t: t, cfg: cfg}
 	r.books.init(len(cfg.Controllers))
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	ready := make(chan *Daemon, 1)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.Default()
 	}
-	opt := Options{Version: "test", Log: log, Netdevs: nd, Ready: func(d *Daemon) { ready <- d }}
+	opt := Options{Version: "test", Log: log, Netdevs: nd}
 	for _, f := range more {
 		f(&opt)
 	}
-	go func() { r.done <- Run(ctx, cfg, opt) }()
-	select {
-	case r.d = <-ready:
-	case err := <-r.done:
-		r.cancel = nil
-		t.Fatalf("daemon exited before ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("daemon not ready after 20s")
-	}
+	r.start(inproc.Options{}, opt)
 	for i := range cfg.Controllers {
 		r.host = append(r.host, nd.app[linkSpec(&cfg.Controllers[i]).Name])
 	}
-	t.Cleanup(r.stop)
 	return r
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"cand/config"
 	"cand/internal/kernelop"
+	"cand/internal/waitfor"
 )
 
 // On the virtual Pi the owner's system calls are metered by the board's clock,
@@ -24,7 +25,7 @@ func TestOwnerSystemCallsAreMetered(t *testing.T) {
 	}
 	// The INT line's event read (the owner's; the socket writes may be a
 	// delivery thread's, on its own core), whose Exit may follow the frame.
-	waitFor(t, 5*time.Second, "a metered event read", func() bool { return clk.Stats().Kernel[kernelop.EventRead].Calls > 0 })
+	waitfor.Cond(t, 5*time.Second, "a metered event read", func() bool { return clk.Stats().Kernel[kernelop.EventRead].Calls > 0 })
 
 	r = newRigConfig(t).kernelCost(config.SimKernelCostUserFactor).peer(periodicPeer("p", 5*time.Millisecond, 8, 0x100)).start()
 	if _, _, err := r.read(0, 5*time.Second); err != nil {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/bridge"
+	"cand/internal/waitfor"
 )
 
 // BenchmarkTXUnderFullRXLoad measures on the wall clock what TestTXUnderFullRXLoad
@@ -55,7 +56,7 @@ func BenchmarkTXUnderFullRXLoad(b *testing.B) {
 			}
 			b.StopTimer()
 			m := lr.d.Owner.Ports[0].M
-			waitFor(b, 30*time.Second, fmt.Sprintf("%d TX frames on the bus", b.N), func() bool { return m.TXFrames.Load() >= uint64(b.N) })
+			waitfor.Cond(b, 30*time.Second, fmt.Sprintf("%d TX frames on the bus", b.N), func() bool { return m.TXFrames.Load() >= uint64(b.N) })
 			hb := oldest()
 			slices.Sort(waits)
 			b.ReportMetric(float64(hb.Microseconds()), "heartbeat-max-µs")

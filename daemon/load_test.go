@@ -12,6 +12,7 @@ import (
 
 	"cand/bridge"
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -191,7 +192,7 @@ func TestTXUnderFullRXLoad(t *testing.T) {
 			lr := startLoadRig(t, window, n)
 			lr.sendTX(0, n, time.Millisecond)
 			m := lr.d.Owner.Ports[0].M
-			waitFor(t, 30*time.Second, fmt.Sprintf("%d TX frames on the bus", n), func() bool { return m.TXFrames.Load() >= n })
+			waitfor.Cond(t, 30*time.Second, fmt.Sprintf("%d TX frames on the bus", n), func() bool { return m.TXFrames.Load() >= n })
 			lr.checkTXOnBus(t, n)
 			hist := map[int64]int{}
 			for i, w := range lr.txWaits() {

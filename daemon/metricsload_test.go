@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cand/config"
+	"cand/internal/waitfor"
 )
 
 // The bus busy at 1 Mbit/s for two windows of loadWindow: the first with nothing
@@ -59,7 +60,7 @@ func TestMetricsUnderLoad(t *testing.T) {
 		}
 	}()
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 10*time.Second, "frames under load", func() bool { return m.RXFrames.Load() > 1000 })
+	waitfor.Cond(t, 10*time.Second, "frames under load", func() bool { return m.RXFrames.Load() > 1000 })
 	// Windows' frames, overflows, and host stall time taken out of the board's
 	// time (sim/clock): up to windows of them, ending at the first without an
 	// overflow when stopClean.

@@ -7,6 +7,7 @@ import (
 	"go.einride.tech/can"
 
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/socketcan"
 )
 
@@ -84,8 +85,8 @@ func TestOneShotMode(t *testing.T) {
 	r := newRigConfig(t).oneShot().start()
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 5*time.Second, "the one-shot frame to be dropped", func() bool { return m.TXDropped.Load() == 1 })
-	waitFor(t, 5*time.Second, "TEC 8", func() bool { return m.TEC.Load() == 8 })
+	waitfor.Cond(t, 5*time.Second, "the one-shot frame to be dropped", func() bool { return m.TXDropped.Load() == 1 })
+	waitfor.Cond(t, 5*time.Second, "TEC 8", func() bool { return m.TEC.Load() == 8 })
 	if f, k, err := r.read(0, 100*time.Millisecond); err == nil {
 		t.Fatalf("unexpected %v frame %v", k, f)
 	}

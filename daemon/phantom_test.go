@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"cand/internal/waitfor"
 	"cand/mcp2515"
 )
 
@@ -27,7 +28,7 @@ func TestChipResetBeforeRXReadDeliversNoPhantom(t *testing.T) {
 	r.books.mu.Lock()
 	r.books.wiped[0] += n
 	r.books.mu.Unlock()
-	waitFor(t, 5*time.Second, "the invalid read to be counted and the chip re-initialised", func() bool {
+	waitfor.Cond(t, 5*time.Second, "the invalid read to be counted and the chip re-initialised", func() bool {
 		return m.RXInvalidReads.Load() == 1 && m.ChipResets.Load() == 1
 	})
 	r.expectPeerFrames(3, 0x100, "after the reset")

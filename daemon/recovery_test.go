@@ -13,8 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/sim/canbus"
 	"cand/sim/clock/gaptrace"
+	"cand/sim/mcpchip"
 	"cand/socketcan"
 )
 
@@ -103,7 +105,7 @@ func TestErrorFramesOff(t *testing.T) {
 	r := newRigConfig(t).errorFramesOff().start()
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 5*time.Second, "error-passive", func() bool { return m.BusState.Load() == 2 })
+	waitfor.Cond(t, 5*time.Second, "error-passive", func() bool { return m.BusState.Load() == 2 })
 	if f, k, err := r.read(0, 100*time.Millisecond); err == nil {
 		t.Fatalf("error_frames: false, but cand wrote a %v frame %v", k, f)
 	}
@@ -136,7 +138,7 @@ func busOffRig(t *testing.T, restartMs int) (r *rig, busFree func()) {
 		t.Helper()
 		end := clk.Reach()
 		bus.EndStuck(end)
-		waitFor(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > end })
+		waitfor.Cond(t, 5*time.Second, "the end of the stuck bus", func() bool { return clk.Reach() > end })
 	}
 }
 
@@ -238,7 +240,7 @@ func TestChipResetAndUnplug(t *testing.T) {
 	}
 	flowing("before")
 	r.powerCycle(0)
-	waitFor(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
+	waitfor.Cond(t, 5*time.Second, "the chip reset to be noticed", func() bool { return m.ChipResets.Load() == 1 })
 	flowing("after the reset")
 
 	chip.Unplug(true)
@@ -280,17 +282,12 @@ func TestBusOffSelfRecoveredBeforeHold(t *testing.T) {
 		bus := r.pi.Node(0).Bus
 		bus.InjectErrors(r.pi.Clock().Reach(), 0)
 		bus.NoAck(0, 0)
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			st := r.pi.Node(0).Chip.Stats()
-			if st.Sent >= 3 && st.Received+st.Lost >= 3 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("the chip did not recover by itself while the owner was held: %+v", st)
-				return
-			}
-			time.Sleep(time.Millisecond)
+		var st mcpchip.Stats
+		if !waitfor.Until(5*time.Second, func() bool {
+			st = r.pi.Node(0).Chip.Stats()
+			return st.Sent >= 3 && st.Received+st.Lost >= 3
+		}) {
+			t.Errorf("the chip did not recover by itself while the owner was held: %+v", st) // on the daemon's goroutine: no Fatal
 		}
 	}
 	r = newRigConfig(t).clockRule(config.SimCPUShared).restartMs(20).peer(answerPeer("echo", 1)).onLog(hold).start()
@@ -303,9 +300,9 @@ func TestBusOffSelfRecoveredBeforeHold(t *testing.T) {
 	for i := range 3 {
 		r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{byte(i)}})
 	}
-	waitFor(t, 5*time.Second, "three frames loaded", func() bool { return m.TXBytes.Load() == 3 })
+	waitfor.Cond(t, 5*time.Second, "three frames loaded", func() bool { return m.TXBytes.Load() == 3 })
 	bus.InjectErrors(clk.Reach(), 1<<30)
-	waitFor(t, 5*time.Second, "the restart", func() bool { return m.Restarts.Load() == 1 })
+	waitfor.Cond(t, 5*time.Second, "the restart", func() bool { return m.Restarts.Load() == 1 })
 	r.checkConservation()
 	if s, d, rx, o := m.TXFrames.Load(), m.TXDropped.Load(), m.RXFrames.Load(), m.RXOverflows.Load(); s != 3 || d != 0 || rx != 2 || o != 1 {
 		t.Errorf("sent %d, dropped %d, received %d, overflows %d; want 3, 0, 2, 1", s, d, rx, o)

@@ -17,6 +17,7 @@ import (
 
 	"cand/bridge"
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/socketcan"
 )
 
@@ -124,7 +125,7 @@ func TestReloadSettings(t *testing.T) {
 	// Nobody ACKs: error-passive, silently.
 	r.write(0, can.Frame{ID: 0x123, Length: 1, Data: can.Data{1}})
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 5*time.Second, "error-passive", func() bool { return m.BusState.Load() == 2 })
+	waitfor.Cond(t, 5*time.Second, "error-passive", func() bool { return m.BusState.Load() == 2 })
 	if f, k, err := r.read(0, 100*time.Millisecond); err == nil {
 		t.Fatalf("error_frames reloaded to false, but cand wrote a %v frame %v", k, f)
 	}
@@ -152,10 +153,10 @@ func TestReloadBitrateRestartsTheController(t *testing.T) {
 		t.Fatalf("status bit timing %+v, want 250000 bit/s, brp 2", st.Controllers[0].BitTiming)
 	}
 	// Frames read out before the restart may still come; then only errors.
-	waitFor(t, 5*time.Second, "receive errors at the wrong bitrate", func() bool { return m.REC.Load() > 0 })
+	waitfor.Cond(t, 5*time.Second, "receive errors at the wrong bitrate", func() bool { return m.REC.Load() > 0 })
 	r.reload(rc.opts.configPath, conf())
 	before := m.RXFrames.Load()
-	waitFor(t, 5*time.Second, "frames at 500 kbit/s again", func() bool { return m.RXFrames.Load() > before+10 })
+	waitfor.Cond(t, 5*time.Second, "frames at 500 kbit/s again", func() bool { return m.RXFrames.Load() > before+10 })
 	if m.Bitrate.Load() != 500_000 || m.REC.Load() > 8 {
 		t.Fatalf("cand_bitrate %d, REC %d after going back to 500 kbit/s", m.Bitrate.Load(), m.REC.Load())
 	}

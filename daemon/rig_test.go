@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/inproc"
 	"cand/sim"
 	"cand/socketcan"
 )
@@ -22,15 +22,15 @@ import (
 // as a raw CAN socket). The test holds the other end: what it reads is what
 // candump would show, what it writes is what cansend would send.
 type rig struct {
-	t      testing.TB
-	cfg    *config.Config
-	pi     *sim.Pi
-	host   []int // the test's ends (see hostFd)
-	d      *Daemon
-	cancel context.CancelFunc
-	done   chan error
+	t    testing.TB
+	cfg  *config.Config
+	pi   *sim.Pi
+	h    *inproc.Harness[*Daemon]
+	host []int // the test's ends (see hostFd): h.Host, or an interface's sockets
+	d    *Daemon
 
-	err error // what Run returned (set by stop)
+	stopped bool  // by stop or waitExit
+	err     error // what Run returned (set by stop)
 	// expectErr: the test makes the daemon fail, and checks err itself.
 	expectErr bool
 	hostMu    sync.Mutex // host, once the test runs (a recreated interface replaces an end)
@@ -38,6 +38,10 @@ type rig struct {
 	log       *logBuffer // everything the daemon logged
 	books     books      // what the test wrote and read, for checkConservation
 }
+
+// rigQueues are the rig's socket queues: deep on the daemon's receiving side (the
+// stand-in for SO_RCVBUFFORCE) and on the test's sending side.
+func rigQueues() inproc.Queues { return inproc.Queues{HostSend: 8 << 20, DaemonReceive: 8 << 20} }
 
 // startRig runs the daemon with cfg (see rigConfig) and returns once every
 // controller is bridging. The daemon stops when the test ends.
@@ -47,64 +51,50 @@ func startRig(t testing.TB, cfg *config.Config, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{t: t, cfg: cfg, pi: pi, done: make(chan error, 1)}
-	var daemonEnds []int
-	for _, cc := range cfg.Controllers {
-		if cc.Interface.Kind == config.KindNone {
-			// The daemon makes its own socketpair and hands the other end to
-			// socketcand; the test talks to socketcand.
-			r.host = append(r.host, -1)
-			daemonEnds = append(daemonEnds, -1)
-			continue
-		}
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A deep queue on the daemon's side: the stand-in for SO_RCVBUFFORCE.
-		unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-		unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 8<<20)
-		r.host = append(r.host, fds[0])
-		daemonEnds = append(daemonEnds, fds[1])
-	}
-	t.Cleanup(func() {
-		for _, fd := range append(r.host, daemonEnds...) {
-			if fd >= 0 {
-				unix.Close(fd)
-			}
-		}
-	})
+	r := &rig{t: t, cfg: cfg, pi: pi}
 	r.log = &logBuffer{hook: o.onLog}
 	r.books.init(len(cfg.Controllers))
 	for _, fn := range o.before {
 		fn(pi)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	ready := make(chan *Daemon, 1)
-	opt := Options{Version: "test", Log: slog.New(slog.NewTextHandler(r.log, nil)), Sockets: daemonEnds, Sim: pi,
-		MetricsListener: ln, Ready: func(d *Daemon) { ready <- d }, ConfigPath: o.configPath}
+	opt := Options{Version: "test", Log: slog.New(slog.NewTextHandler(r.log, nil)), Sim: pi, ConfigPath: o.configPath}
 	if o.links {
 		r.links = newFakeLinks(r)
 		opt.Links = r.links
 	}
-	go func() {
-		r.done <- Run(ctx, cfg, opt)
-	}()
-	select {
-	case r.d = <-ready:
-	case err := <-r.done:
-		t.Fatalf("daemon exited before ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("daemon not ready after 20s")
-	}
+	r.start(inproc.Options{
+		Controllers: len(cfg.Controllers),
+		// The daemon makes its own socketpair and hands the other end to
+		// socketcand; the test talks to socketcand.
+		NoSocket: func(i int) bool { return cfg.Controllers[i].Interface.Kind == config.KindNone },
+		Queues:   rigQueues(),
+		Metrics:  true,
+	}, opt)
+	r.host = r.h.Host
 	r.books.startSampling(r)
-	t.Cleanup(r.stop)
 	return r
+}
+
+// start runs the daemon with opt, on the sockets and listener that po makes, until
+// it is ready; the test ends it (stop) and then closes the sockets.
+func (r *rig) start(po inproc.Options, opt Options) {
+	r.t.Helper()
+	h, err := inproc.Start(context.Background(), po, func(ctx context.Context, e inproc.Env[*Daemon]) error {
+		if po.Controllers > 0 {
+			opt.Sockets = e.Sockets
+		}
+		if po.Metrics {
+			opt.MetricsListener = e.Metrics
+		}
+		opt.Ready = e.Ready
+		return Run(ctx, r.cfg, opt)
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.h, r.d = h, h.D
+	r.t.Cleanup(func() { h.Close() })
+	r.t.Cleanup(r.stop) // first: cleanups run last one first
 }
 
 // hostFd is the test's end of controller i's socket now.
@@ -125,18 +115,17 @@ func (r *rig) logStages() {
 }
 
 func (r *rig) stop() {
-	if r.cancel == nil {
+	if r.stopped {
 		return
 	}
-	r.cancel()
-	r.cancel = nil
-	select {
-	case r.err = <-r.done:
-		if r.err != nil && !r.expectErr {
-			r.t.Errorf("daemon: %v", r.err)
-		}
-	case <-time.After(10 * time.Second):
-		r.t.Error("daemon did not stop within 10s")
+	r.stopped = true
+	ok, err := r.h.Stop()
+	r.err = err
+	switch {
+	case !ok:
+		r.t.Errorf("daemon did not stop within %v", inproc.StopTimeout)
+	case err != nil && !r.expectErr:
+		r.t.Errorf("daemon: %v", err)
 	}
 	r.books.stopSampling(r)
 }
@@ -145,13 +134,11 @@ func (r *rig) stop() {
 // returned.
 func (r *rig) waitExit(d time.Duration) error {
 	r.t.Helper()
-	select {
-	case r.err = <-r.done:
-	case <-time.After(d):
+	ok, err := r.h.Exited(d)
+	if !ok {
 		r.t.Fatalf("daemon did not stop by itself within %v", d)
 	}
-	r.cancel()
-	r.cancel = nil
+	r.err, r.stopped = err, true
 	r.books.stopSampling(r)
 	return r.err
 }
@@ -262,17 +249,5 @@ func (r *rig) expectAnswer(want can.Frame) {
 			r.t.Fatalf("got %v %v, want %v", f, k, want)
 		}
 		return
-	}
-}
-
-// waitFor polls cond every millisecond until it holds or d passes.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.einride.tech/can"
+
+	"cand/internal/waitfor"
 )
 
 // hardware.sim_stall_bus_after: the virtual Pi's peripheral bus stalls that long
@@ -15,7 +17,7 @@ func TestSimStallBusAfter(t *testing.T) {
 	r.next(0, "a periodic frame before the stall", id(0x100))
 	r.waitLog(5*time.Second, "level=WARN", `msg="virtual Pi: peripheral bus stalled (hardware.sim_stall_bus_after): the owner thread wedges at its next register access"`, "after=300ms")
 	stall := r.pi.BusStall()
-	waitFor(t, 5*time.Second, "the owner thread to wedge on the stalled bus", func() bool { return stall.Waiting() > 0 })
+	waitfor.Cond(t, 5*time.Second, "the owner thread to wedge on the stalled bus", func() bool { return stall.Waiting() > 0 })
 	r.stop()
 	if r.err != nil {
 		t.Fatalf("stop with the bus stalled: %v, want a clean exit", r.err)

@@ -14,6 +14,7 @@ import (
 
 	"cand/bridge"
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/mcp2515"
 	"cand/metrics"
 	"cand/socketcan"
@@ -122,7 +123,7 @@ func (b *slcanBench) expect(want string, more ...string) {
 func (b *slcanBench) ownerReads() (can.Frame, socketcan.FrameKind) {
 	b.t.Helper()
 	var rec [socketcan.FrameSize]byte
-	waitFor(b.t, 10*time.Second, "a record from the adapter", func() bool {
+	waitfor.Cond(b.t, 10*time.Second, "a record from the adapter", func() bool {
 		n, err := unix.Read(b.owner, rec[:])
 		return err == nil && n == socketcan.FrameSize
 	})
@@ -161,7 +162,7 @@ func TestSLCANFromKernel(t *testing.T) {
 			t.Fatalf("owner read %v %+v, want %+v", k, f, want)
 		}
 	}
-	waitFor(t, 5*time.Second, "the lines counted", func() bool { return b.a.lines[slcan.Malformed].Load() == 1 })
+	waitfor.Cond(t, 5*time.Second, "the lines counted", func() bool { return b.a.lines[slcan.Malformed].Load() == 1 })
 	for k, want := range map[slcan.Kind]uint64{slcan.Frame: 3, slcan.Bitrate: 1, slcan.Open: 1, slcan.Close: 1, slcan.Unknown: 1, slcan.Malformed: 1} {
 		if got := b.a.lines[k].Load(); got != want {
 			t.Errorf("%v lines: %d, want %d", k, got, want)
@@ -173,7 +174,7 @@ func TestSLCANFromKernel(t *testing.T) {
 	<-b.kick
 	b.kernelWrites("C\r")
 	<-b.kick
-	waitFor(t, 5*time.Second, "the link down after C", func() bool { return b.a.linkState() == bridge.LinkDown })
+	waitfor.Cond(t, 5*time.Second, "the link down after C", func() bool { return b.a.linkState() == bridge.LinkDown })
 }
 
 // The owner's frames and error frames reach the kernel as lines; after a bus-off
@@ -201,7 +202,7 @@ func TestSLCANToKernel(t *testing.T) {
 	}
 	b.ownerWrites(errorRecord(func(e *socketcan.ErrorFrame) { e.Add(socketcan.CAN_ERR_RESTARTED) }))
 	b.expect("sa000000\r")
-	waitFor(t, 5*time.Second, "the netdev down and up", func() bool { return b.links.got() == "down,up" })
+	waitfor.Cond(t, 5*time.Second, "the netdev down and up", func() bool { return b.links.got() == "down,up" })
 	if st := b.a.linkState(); st != bridge.LinkUp {
 		t.Errorf("link %v after the carrier cycle, want up", st)
 	}
@@ -226,7 +227,7 @@ func TestSLCANBackPressureKeepsCommandsMoving(t *testing.T) {
 	b.expect("e1O\r")
 	start := time.Now()
 	b.kernelWrites("C\r")
-	waitFor(t, 5*time.Second, "C read behind the full queue", func() bool { return b.a.linkState() == bridge.LinkDown })
+	waitfor.Cond(t, 5*time.Second, "C read behind the full queue", func() bool { return b.a.linkState() == bridge.LinkDown })
 	t.Logf("C taken %v after it was written, behind %d dropped frames", time.Since(start), b.a.dropped.Load())
 	if b.a.dropped.Load() == 0 || b.m.TXDropped.Load() != b.a.dropped.Load() {
 		t.Fatalf("dropped %d, cand_tx_dropped_total %d", b.a.dropped.Load(), b.m.TXDropped.Load())
@@ -240,7 +241,7 @@ func TestSLCANBackPressureKeepsCommandsMoving(t *testing.T) {
 		}
 		n++
 	}
-	waitFor(t, 5*time.Second, "the rest of the frames accounted for", func() bool {
+	waitfor.Cond(t, 5*time.Second, "the rest of the frames accounted for", func() bool {
 		for {
 			if _, err := unix.Read(b.owner, rec[:]); err != nil {
 				break
@@ -257,12 +258,12 @@ func TestSLCANRefusedBitrate(t *testing.T) {
 	// Too slow a crystal for 1 Mbit/s.
 	b := newSLCANBench(t, nil, -1, &config.Controller{Name: "sim0", Bitrate: 500_000, OscillatorHz: 1_000_000, RestartMs: new(uint32)})
 	b.kernelWrites("C\rS8\rO\r")
-	waitFor(t, 5*time.Second, "the netdev set down", func() bool { return b.links.got() == "down" })
+	waitfor.Cond(t, 5*time.Second, "the netdev set down", func() bool { return b.links.got() == "down" })
 	if st := b.a.linkState(); st != bridge.LinkDown || !b.a.refused.Load() {
 		t.Fatalf("link %v, refused %v; want down, refused", st, b.a.refused.Load())
 	}
 	b.kernelWrites("C\rS6\rO\r")
-	waitFor(t, 5*time.Second, "the link up at the rate in force", func() bool { return b.a.linkState() == bridge.LinkUp })
+	waitfor.Cond(t, 5*time.Second, "the link up at the rate in force", func() bool { return b.a.linkState() == bridge.LinkUp })
 	select {
 	case r := <-b.rates:
 		t.Fatalf("bitrate %d recorded; the rate in force was asked for", r)

@@ -6,6 +6,7 @@ import (
 
 	"go.einride.tech/can"
 
+	"cand/internal/waitfor"
 	"cand/socketcan"
 	"cand/socketcand/protocol"
 	"cand/socketcand/sctest"
@@ -39,7 +40,7 @@ func TestSocketcandBothWays(t *testing.T) {
 	}
 
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 5*time.Second, "both frames counted as transmitted", func() bool { return m.TXFrames.Load() == 2 })
+	waitfor.Cond(t, 5*time.Second, "both frames counted as transmitted", func() bool { return m.TXFrames.Load() == 2 })
 	c.Send("< controlmode >")
 	c.Expect("< ok >")
 	c.Send("< statistics 100 >")

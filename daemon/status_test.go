@@ -18,6 +18,7 @@ import (
 
 	"cand/canstate"
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -199,7 +200,7 @@ func TestStatusMatchesMetrics(t *testing.T) {
 	}
 	m := r.d.Owner.Ports[0].M
 	// A frame is counted just after it is written to the socket.
-	waitFor(t, 5*time.Second, "every frame counted", func() bool {
+	waitfor.Cond(t, 5*time.Second, "every frame counted", func() bool {
 		return m.TXFrames.Load() == uint64(len(sent)) && m.RXFrames.Load() == uint64(nRX)
 	})
 
@@ -365,7 +366,7 @@ func TestStatusBusLoad(t *testing.T) {
 	}()
 	started := time.Now()
 	var l BusLoad
-	waitFor(t, 10*time.Second, "a whole interval of traffic", func() bool {
+	waitfor.Cond(t, 10*time.Second, "a whole interval of traffic", func() bool {
 		if time.Since(started) < 2*busLoadInterval+100*time.Millisecond {
 			return false // the first interval began before the bus ran
 		}

@@ -6,6 +6,7 @@ import (
 
 	"go.einride.tech/can"
 
+	"cand/internal/waitfor"
 	"cand/socketcan"
 )
 
@@ -75,7 +76,7 @@ func TestTXOrderThreeBuffers(t *testing.T) {
 		}
 	}()
 	peer := r.pi.Node(0).Peers[0]
-	waitFor(t, 60*time.Second, "10,000 frames on the bus", func() bool { return peer.Stats().Received >= n })
+	waitfor.Cond(t, 60*time.Second, "10,000 frames on the bus", func() bool { return peer.Stats().Received >= n })
 	got := peer.Received()
 	if len(got) < n {
 		t.Fatalf("log holds %d frames", len(got))
@@ -110,9 +111,9 @@ func TestTxTimeout(t *testing.T) {
 		}
 	}
 	m := r.d.Owner.Ports[0].M
-	waitFor(t, 5*time.Second, "the aborted frame to be counted", func() bool { return m.TXDropped.Load() == 1 })
+	waitfor.Cond(t, 5*time.Second, "the aborted frame to be counted", func() bool { return m.TXDropped.Load() == 1 })
 	// The next frame is taken from the socket and tried (and times out in turn).
 	r.write(0, can.Frame{ID: 0x124, Length: 1, Data: can.Data{2}})
-	waitFor(t, 5*time.Second, "the second frame to time out", func() bool { return m.TXDropped.Load() == 2 })
+	waitfor.Cond(t, 5*time.Second, "the second frame to time out", func() bool { return m.TXDropped.Load() == 2 })
 	r.checkConservation()
 }

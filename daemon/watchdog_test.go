@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cand/internal/waitfor"
 )
 
 // notifySocket is the test's stand-in for systemd's notification socket: it sets
@@ -80,7 +82,7 @@ func TestWatchdogUnderLoadAndWhenWedged(t *testing.T) {
 	stall := lr.pi.BusStall()
 	stall.Stall()
 	t.Cleanup(stall.Resume) // before the rig stops the daemon
-	waitFor(t, 5*time.Second, "the owner thread to wedge on the stalled bus", func() bool { return stall.Waiting() > 0 })
+	waitfor.Cond(t, 5*time.Second, "the owner thread to wedge on the stalled bus", func() bool { return stall.Waiting() > 0 })
 	sock.pings(10 * time.Millisecond) // what was sent before the wedge
 	if got := sock.pings(4 * iv / 2); got > 1 {
 		t.Fatalf("%d WATCHDOG=1 in the four ticks after the owner thread wedged, want at most 1", got)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"cand/internal/waitfor"
 )
 
 // Concurrent requests reach the handler one at a time, and each gets the
@@ -120,18 +121,14 @@ func TestOneAtATimeShares(t *testing.T) {
 		wg.Add(1)
 		go get(&later[i], &wg)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var j int
+	if !waitfor.Until(10*time.Second, func() bool {
 		h.mu.Lock()
-		j := h.joined
+		j = h.joined
 		h.mu.Unlock()
-		if j == n-1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d later requests joined the next gathering", j, n-1)
-		}
-		runtime.Gosched()
+		return j == n-1
+	}) {
+		t.Fatalf("%d of %d later requests joined the next gathering", j, n-1)
 	}
 	close(release)
 	wg.Wait()

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"cand/config"
 	"cand/daemon"
+	"cand/internal/inproc"
 	"cand/sim"
 )
 
@@ -76,29 +75,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h, err := inproc.Start(ctx, inproc.Options{Controllers: 1},
+		func(ctx context.Context, e inproc.Env[*daemon.Daemon]) error {
+			return daemon.Run(ctx, cfg, daemon.Options{Version: "soak", Log: log, Sockets: e.Sockets, Sim: pi, Ready: e.Ready})
+		})
 	if err != nil {
-		return nil, fmt.Errorf("soak: socketpair: %w", err)
+		return nil, fmt.Errorf("soak: %w", err)
 	}
-	host := fds[0]
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
-
-	dctx, stopDaemon := context.WithCancel(ctx)
-	defer stopDaemon()
-	done, ready := make(chan error, 1), make(chan *daemon.Daemon, 1)
-	go func() {
-		done <- daemon.Run(dctx, cfg, daemon.Options{Version: "soak", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Sockets: []int{fds[1]}, Sim: pi, Ready: func(d *daemon.Daemon) { ready <- d }})
-	}()
-	var d *daemon.Daemon
-	select {
-	case d = <-ready:
-	case err := <-done:
-		return nil, fmt.Errorf("soak: the daemon exited before it was ready: %v", err)
-	case <-time.After(20 * time.Second):
-		return nil, errors.New("soak: the daemon was not ready after 20 s")
-	}
+	defer h.Close()
+	d, host := h.D, h.Host[0]
 
 	l := &listener{}
 	pi.Node(0).Bus.Attach(l)
@@ -139,14 +125,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	<-wDone
 	<-fDone
 	<-rDone
-	stopDaemon()
-	select {
-	case err := <-done:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("soak: daemon: %w", err)
-		}
-	case <-time.After(10 * time.Second):
-		return nil, errors.New("soak: the daemon did not stop within 10 s")
+	switch ok, err := h.Stop(); {
+	case !ok:
+		return nil, fmt.Errorf("soak: the daemon did not stop within %v", inproc.StopTimeout)
+	case err != nil && !errors.Is(err, context.Canceled):
+		return nil, fmt.Errorf("soak: daemon: %w", err)
 	}
 	if err := rd.drain(); err != nil {
 		return nil, fmt.Errorf("soak: reading cand's socket: %w", err)

@@ -10,6 +10,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/internal/seqcheck"
 	"cand/sim/canbus"
 	"cand/socketcan"
 )
@@ -24,8 +25,7 @@ const (
 // (accounted elsewhere), a counter not above the last one or a payload that is not
 // the counter's is a sequence error.
 type seqCheck struct {
-	seen         bool
-	last         uint64
+	last         seqcheck.Last
 	frames       uint64
 	dups, errors uint64
 	reorders     uint64   // of the errors, counters lower than the previous one
@@ -41,20 +41,18 @@ func (s *seqCheck) note(f can.Frame) bool {
 		s.describe("corrupt frame %v", f)
 		return true
 	}
-	bad := false
-	switch {
-	case s.seen && c == s.last:
+	switch step, prev := s.last.Note(c, 64); step {
+	case seqcheck.Repeat:
 		s.dups++
 		s.describe("counter %d twice", c)
-		bad = true
-	case s.seen && c < s.last:
+		return true
+	case seqcheck.Back:
 		s.errors++
 		s.reorders++
-		s.describe("counter %d after %d", c, s.last)
-		bad = true
+		s.describe("counter %d after %d", c, prev)
+		return true
 	}
-	s.seen, s.last = true, c
-	return bad
+	return false
 }
 
 func (s *seqCheck) describe(format string, args ...any) {

@@ -11,6 +11,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/internal/waitfor"
 	"cand/socketcan"
 	"cand/socketcand/protocol"
 	"cand/socketcand/sctest"
@@ -276,16 +277,16 @@ func TestMaxClients(t *testing.T) {
 	second.Expect("< error too many clients >")
 	second.ExpectEOF()
 	first.Conn.Close()
-	deadline := time.Now().Add(wait)
-	for {
-		c := dial(t, s)
-		got, err := c.Next()
-		if got == "< hi >" {
-			break
-		}
-		if got != "< error too many clients >" || time.Now().After(deadline) {
+	var got string
+	var err error
+	if !waitfor.Until(wait, func() bool {
+		got, err = dial(t, s).Next()
+		if got != "< hi >" && got != "< error too many clients >" {
 			t.Fatalf("after the first client left: %q (%v)", got, err)
 		}
+		return got == "< hi >"
+	}) {
+		t.Fatalf("after the first client left: %q (%v)", got, err)
 	}
 }
 

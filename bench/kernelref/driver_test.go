@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/config"
+	"cand/internal/waitfor"
 	"cand/sim"
 	"cand/socketcan"
 )
@@ -69,8 +70,7 @@ func runFor(t *testing.T, cfg *config.Config, warm, n int, trace func(int, strin
 	var got []byte
 	var b [socketcan.FrameSize]byte
 	seen := 0
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < n && time.Now().Before(deadline) {
+	waitfor.Until(10*time.Second, func() bool {
 		pfd := []unix.PollFd{{Fd: int32(fds[0]), Events: unix.POLLIN}}
 		unix.Poll(pfd, 20)
 		for len(got) < n {
@@ -85,7 +85,8 @@ func runFor(t *testing.T, cfg *config.Config, warm, n int, trace func(int, strin
 				got = append(got, f.Data[7])
 			}
 		}
-	}
+		return len(got) >= n
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"cand/daemon"
 	"cand/daemon/daemontest"
+	"cand/internal/waitfor"
 	"cand/socketcan"
 )
 
@@ -86,7 +87,7 @@ func TestStatusCommand(t *testing.T) {
 	// counts of the frames the test has seen.
 	var st daemon.Status
 	var out string
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	waitfor.Until(5*time.Second, func() bool {
 		code, o, errOut := runCand("status", "-socket", sock, "-json")
 		if code != 0 {
 			t.Fatalf("status -json: exit %d: %s", code, errOut)
@@ -95,11 +96,9 @@ func TestStatusCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status -json is no status document: %v\n%s", err, out)
 		}
-		if c := st.Controllers[0]; c.RX.Frames == 3 && c.TX.Frames == 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		c := st.Controllers[0]
+		return c.RX.Frames == 3 && c.TX.Frames == 3
+	})
 	var raw map[string]any
 	json.Unmarshal([]byte(out), &raw)
 	if raw["schema_version"] != float64(daemon.StatusSchemaVersion) {

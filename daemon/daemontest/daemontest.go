@@ -1,21 +1,18 @@
-// Package daemontest runs the whole daemon in-process on the virtual Pi, for the
-// tests of other packages (the command, the monitoring files): one end of a
-// SOCK_SEQPACKET socketpair stands in for each controller's CAN socket, as in
-// package daemon's own end-to-end tests.
+// Package daemontest starts the whole daemon in-process on the virtual Pi for the
+// tests of other packages (the command, the monitoring files), from a
+// configuration file's text, with the harness the daemon's own tests, the
+// benchmark and the soak use (internal/inproc).
 package daemontest
 
 import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"cand/config"
 	"cand/daemon"
+	"cand/internal/inproc"
 )
 
 // Daemon is a running cand.
@@ -36,48 +33,27 @@ func Start(t testing.TB, yaml string) *Daemon {
 	if err != nil {
 		t.Fatalf("%v\nin:\n%s", err, yaml)
 	}
-	d := &Daemon{}
-	var ends []int
-	for range cfg.Controllers {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		unix.SetNonblock(fds[1], true)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h, err := inproc.Start(context.Background(), inproc.Options{
+		Controllers:  len(cfg.Controllers),
+		BlockingHost: true,
 		// A deep queue on cand's side: the stand-in for SO_RCVBUFFORCE.
-		unix.SetsockoptInt(fds[1], unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-		d.Host, ends = append(d.Host, fds[0]), append(ends, fds[1])
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Queues:  inproc.Queues{DaemonReceive: 8 << 20},
+		Metrics: true,
+	}, func(ctx context.Context, e inproc.Env[*daemon.Daemon]) error {
+		return daemon.Run(ctx, cfg, daemon.Options{Version: "test", Log: log, Sockets: e.Sockets,
+			MetricsListener: e.Metrics, Ready: e.Ready})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done, ready := make(chan error, 1), make(chan *daemon.Daemon, 1)
-	go func() {
-		done <- daemon.Run(ctx, cfg, daemon.Options{Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			Sockets: ends, MetricsListener: ln, Ready: func(dd *daemon.Daemon) { ready <- dd }})
-	}()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("daemon did not stop within 10 s")
-		}
-		for _, fd := range append(d.Host, ends...) {
-			unix.Close(fd)
+		switch ok, err := h.Close(); {
+		case !ok:
+			t.Errorf("daemon did not stop within %v", inproc.StopTimeout)
+		case err != nil:
+			t.Errorf("daemon: %v", err)
 		}
 	})
-	select {
-	case d.Daemon = <-ready:
-	case err := <-done:
-		t.Fatalf("daemon exited before ready: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("daemon not ready after 20 s")
-	}
-	return d
+	return &Daemon{Daemon: h.D, Host: h.Host}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cand/internal/mono"
+	"cand/internal/waitfor"
 )
 
 func TestRunRealTime(t *testing.T) {
@@ -20,12 +21,8 @@ func TestRunRealTime(t *testing.T) {
 	go func() { b.Run(ctx); close(done) }()
 	start := mono.Now()
 	per.Start(start)
-	deadline := time.Now().Add(5 * time.Second)
-	for rx.Stats().Received < 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Run delivered only %d frames in 5 s", rx.Stats().Received)
-		}
-		time.Sleep(100 * time.Microsecond)
+	if !waitfor.Until(5*time.Second, func() bool { return rx.Stats().Received >= 5 }) {
+		t.Fatalf("Run delivered only %d frames in 5 s", rx.Stats().Received)
 	}
 	cancel()
 	<-done

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/internal/emulator"
+	"cand/internal/waitfor"
 )
 
 func TestProcParsing(t *testing.T) {
@@ -75,12 +76,8 @@ func TestProcLookOnThisKernel(t *testing.T) {
 	defer c.UnbindCPU()
 	waitFor := func(want byte) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for c.procLook() != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("the bound thread never looked %q (last %q)", want, c.procLook())
-			}
-			time.Sleep(time.Millisecond)
+		if !waitfor.Until(5*time.Second, func() bool { return c.procLook() == want }) {
+			t.Fatalf("the bound thread never looked %q (last %q)", want, c.procLook())
 		}
 	}
 	waitFor('F') // parked in the channel receive: a futex

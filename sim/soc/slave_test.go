@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"cand/hw/bcm2835"
-	"cand/internal/mono"
+	"cand/internal/waitfor"
 )
 
 // recorder is an SPI slave that records what it sees and answers each MOSI byte
@@ -53,16 +53,11 @@ func (r *recorder) reset() { r.n, r.ncs = 0, 0 }
 // waitCS polls the SPI0 CS register until all of bits are set, with a deadline.
 func waitCS(t *testing.T, r bcm2835.Regs, bits uint32) uint32 {
 	t.Helper()
-	deadline := mono.Now() + int64(2*time.Second)
-	for {
-		v := r.Load(bcm2835.SPICS)
-		if v&bits == bits {
-			return v
-		}
-		if mono.Now() > deadline {
-			t.Fatalf("CS bits %#x not set within 2 s; CS = %#08x", bits, v)
-		}
+	var v uint32
+	if !waitfor.Until(2*time.Second, func() bool { v = r.Load(bcm2835.SPICS); return v&bits == bits }) {
+		t.Fatalf("CS bits %#x not set within 2 s; CS = %#08x", bits, v)
 	}
+	return v
 }
 
 func setALT0(g bcm2835.Regs, pins ...int) {

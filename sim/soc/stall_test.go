@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cand/hw/bcm2835"
+	"cand/internal/waitfor"
 )
 
 // A stalled bus holds a register read until Resume, then completes it with the
@@ -20,13 +21,7 @@ func TestBusStallWedgesAnAccessUntilResume(t *testing.T) {
 	stall.Stall()
 	got := make(chan uint32, 1)
 	go func() { got <- gpio.Load(bcm2835.GPFSEL0) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for stall.Waiting() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the read did not reach the stalled bus within 5 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitfor.Cond(t, 5*time.Second, "the read to reach the stalled bus", func() bool { return stall.Waiting() == 1 })
 	select {
 	case v := <-got:
 		t.Fatalf("the read completed (%d) while the bus was stalled", v)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"cand/internal/seqcheck"
 )
 
 // periodicSpec is what a periodic peer's frames must look like.
@@ -119,10 +121,10 @@ func (p periodicSpec) check(frames []frame) string {
 			scope = f.ID
 		}
 		if prev, ok := last[scope]; ok {
-			want := (counter(prev.Data[:p.Counter]) + 1) & counterMask(p.Counter)
-			if c := counter(f.Data[:p.Counter]); c != want {
+			pc, c := counter(prev.Data[:p.Counter]), counter(f.Data[:p.Counter])
+			if seqcheck.Follow(pc, c, 8*uint(p.Counter)) != seqcheck.Next {
 				return fmt.Sprintf("line %d %s: counter %#x after %#x (line %d %s), want %#x (frame lost, repeated or reordered)",
-					f.Line, f.Text, c, counter(prev.Data[:p.Counter]), prev.Line, prev.Text, want)
+					f.Line, f.Text, c, pc, prev.Line, prev.Text, (pc+1)&counterMask(p.Counter))
 			}
 		}
 		last[scope] = f
