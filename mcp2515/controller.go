@@ -70,6 +70,7 @@ type FilterID struct {
 // thread calls every method. No method on the frame path allocates.
 type Controller struct {
 	spi  SPI
+	then SPIThen // spi, if it can lengthen a transfer (rx.go); else nil
 	intr IntLine
 	cfg  Config
 
@@ -115,7 +116,8 @@ type Stats struct {
 
 // New returns a controller on spi with its INT line.
 func New(spi SPI, intr IntLine, cfg Config, now func() int64) *Controller {
-	c := &Controller{spi: spi, intr: intr, now: now}
+	then, _ := spi.(SPIThen)
+	c := &Controller{spi: spi, then: then, intr: intr, now: now}
 	c.SetConfig(cfg)
 	return c
 }

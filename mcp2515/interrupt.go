@@ -1,10 +1,6 @@
 package mcp2515
 
-import (
-	"errors"
-
-	"go.einride.tech/can"
-)
+import "errors"
 
 // maxPasses bounds one interrupt's work so a stuck INT line cannot spin the owner
 // thread forever; the caller re-arms and comes back.
@@ -142,74 +138,4 @@ func (c *Controller) Poll(sink Sink) error {
 		}
 	}
 	return c.errorPass(sink)
-}
-
-// drainRX reads the full RX buffers and hands their frames to the sink in the
-// order they arrived. With both full, both are read before either is delivered, so
-// that the order can be decided with the frames' lengths (rxorder.go).
-func (c *Controller) drainRX(st byte, sink Sink) error {
-	switch st & (StatusRX0IF | StatusRX1IF) {
-	case StatusRX0IF:
-		return c.readRX(0, sink)
-	case StatusRX1IF:
-		return c.readRX(1, sink)
-	}
-	e0, e1, at := c.rxEmpty[0], c.rxEmpty[1], c.now()
-	if ok, err := c.fetchRX(0, sink); !ok {
-		if err != nil {
-			return err
-		}
-		return c.readRX(1, sink)
-	}
-	sink.BothFull(c.now() - c.statusAt)
-	if ok, err := c.fetchRX(1, sink); !ok {
-		sink.Received(&c.frames[0])
-		return err
-	}
-	first := 0
-	if c.rxb1First(e0, e1, at) {
-		first = 1
-	}
-	sink.Received(&c.frames[first])
-	sink.Received(&c.frames[1-first])
-	return nil
-}
-
-// readRX reads RX buffer n and hands its frame to the sink.
-func (c *Controller) readRX(n int, sink Sink) error {
-	ok, err := c.fetchRX(n, sink)
-	if ok {
-		sink.Received(&c.frames[n])
-	}
-	return err
-}
-
-// fetchRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) into
-// c.frames[n]. ok is false if the read-back was no frame (rxcheck.go).
-func (c *Controller) fetchRX(n int, sink Sink) (ok bool, err error) {
-	at := c.now()
-	k, err := c.readRxBuf(n)
-	if err != nil {
-		return false, err
-	}
-	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(k)) // RXnIF cleared at the CS rise
-	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
-		return false, err
-	}
-	decodeRX(&c.frames[n], c.rx[1:14])
-	return true, nil
-}
-
-// decodeRX decodes SIDH, SIDL, EID8, EID0, DLC, D0..D7 of an RX buffer.
-func decodeRX(f *can.Frame, b []byte) {
-	_ = b[12]
-	id, ext := GetID(b[0:4])
-	f.ID = id
-	f.IsExtended = ext
-	dlc, remote := rxShape(b[1], b[4]) // SIDL, DLC (rxread.go)
-	f.Length, f.IsRemote = dlc, remote
-	f.Data = can.Data{}
-	if !f.IsRemote {
-		copy(f.Data[:dlc], b[5:5+dlc])
-	}
 }
