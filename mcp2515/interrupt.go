@@ -34,7 +34,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 			sink.TXFreed()
 		}
 		if !c.intr.Asserted() {
-			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
+			c.sawEmpty(StatusRXAll, c.statusAt) // INT high: no flag set
 			return true, nil
 		}
 		if !work {
@@ -43,7 +43,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 				return false, err
 			}
 			if !c.intr.Asserted() {
-				c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt)
+				c.sawEmpty(StatusRXAll, c.statusAt)
 				return true, nil
 			}
 			c.stats.SpuriousInterrupts++
@@ -72,18 +72,18 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 	if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
 		return false, err
 	}
-	st := c.rx[1]
-	c.passRX = st&(StatusRX0IF|StatusRX1IF) != 0
+	st := Status(c.rx[1])
+	c.passRX = st&StatusRXAll != 0
 	if st == 0xFF {
 		// Both RX flags, every TXnIF and every TXREQ at once cannot be: a buffer's
 		// TXnIF sets as its TXREQ clears (datasheet §3.3). MISO floats high: no
 		// chip answers, and what the RX buffers would read is no frame.
 		return false, ErrNoChip
 	}
-	if empty := ^st & (StatusRX0IF | StatusRX1IF); empty != 0 {
+	if empty := ^st & StatusRXAll; empty != 0 {
 		c.sawEmpty(empty, c.statusAt)
 	}
-	if st&(StatusRX0IF|StatusRX1IF) != 0 {
+	if st&StatusRXAll != 0 {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
 			return false, err
@@ -95,14 +95,14 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 		// (CANINTE.ERRIE is on, intEnable; MCP2515 datasheet DS20001801J §7.4):
 		// with INT high after both were read, nothing overflowed and nothing else
 		// is flagged, so the level read spares the READ.
-		both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
+		both := st&StatusRXAll == StatusRXAll
 		if errs != errNever && ((both && (errs == errAlways || c.intr.Asserted())) || pass%4 == 3) {
 			if err := c.errorCheck(sink); err != nil {
 				return false, err
 			}
 		}
 	}
-	if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
+	if txif := st & StatusTXAll; txif != 0 {
 		work = true
 		if err := c.txDone(txif, sink); err != nil {
 			return false, err

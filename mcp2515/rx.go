@@ -9,8 +9,8 @@ import "go.einride.tech/can"
 // drainRX reads the full RX buffers and hands their frames to the sink in the
 // order they arrived. With both full, both are read before either is delivered, so
 // that the order can be decided with the frames' lengths (rxorder.go).
-func (c *Controller) drainRX(st byte, sink Sink) error {
-	switch st & (StatusRX0IF | StatusRX1IF) {
+func (c *Controller) drainRX(st Status, sink Sink) error {
+	switch st & StatusRXAll {
 	case StatusRX0IF:
 		return c.readRX(0, sink)
 	case StatusRX1IF:
@@ -54,7 +54,7 @@ func (c *Controller) fetchRX(n int, sink Sink) (ok bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(k)) // RXnIF cleared at the CS rise
+	c.sawEmpty(StatusRXnIF(n), at+minTransferNs(k)) // RXnIF cleared at the CS rise
 	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
 		return false, err
 	}
@@ -91,7 +91,7 @@ const (
 // bytes the frame carries (rxDataLen), CS held low between them; the bytes not
 // clocked read 0. Over a plain SPI it clocks all 14 bytes.
 func (c *Controller) readRxBuf(n int) (int, error) {
-	c.tx[0] = InstrReadRxBuf | byte(n)*RxBufRXB1SIDH
+	c.tx[0] = ReadRxBuf(n)
 	clear(c.tx[1:rxReadLen])
 	if c.then != nil {
 		clear(c.rx[rxHeadLen:rxReadLen])
@@ -114,10 +114,10 @@ func rxDataLen(head []byte) int {
 // RTR is SIDL.SRR for a standard identifier and DLC.RTR for an extended one (IDE
 // set); DLC 9..15 means 8 data bytes in classic CAN.
 func rxShape(sidl, dlc byte) (length uint8, remote bool) {
-	if sidl&SIDLEXIDE != 0 {
-		remote = dlc&DLCRTR != 0
+	if Bits(sidl)&SIDLEXIDE != 0 {
+		remote = Bits(dlc)&DLCRTR != 0
 	} else {
-		remote = sidl&SIDLSRR != 0
+		remote = Bits(sidl)&SIDLSRR != 0
 	}
-	return min(dlc&DLCMask, 8), remote
+	return min(uint8(Bits(dlc)&DLCMask), 8), remote
 }

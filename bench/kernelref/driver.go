@@ -123,7 +123,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 			edge: func() int64 { return dp.fallNs }, stalls: func() uint64 { return cpu.stallSeq }}
 		dp.port.deliver = dp.write
 		dp.port.errFrame = dp.writeError
-		mode := uint8(mcp2515.ModeNormal)
+		mode := mcp2515.ModeNormal
 		switch cc.Mode {
 		case config.ModeLoopback:
 			mode = mcp2515.ModeLoopback
