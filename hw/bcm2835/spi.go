@@ -59,7 +59,7 @@ type SPIOptions struct {
 // SPI is the SPI0 controller (BCM2835 ARM Peripherals §10) driven in polled mode.
 // It is owned by one thread: neither SPI nor its Devices may be used concurrently.
 type SPI struct {
-	regs      Regs
+	regs      Regs[SPIReg]
 	gpio      *GPIO
 	coreHz    uint32
 	minCoreHz uint32
@@ -76,7 +76,7 @@ type SPI struct {
 
 // NewSPI drives the SPI0 block at regs. gpio is needed for GPIO chip selects (it
 // may be nil if every device uses a native CE).
-func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
+func NewSPI(regs Regs[SPIReg], gpio *GPIO, opt SPIOptions) *SPI {
 	s := &SPI{
 		regs:      regs,
 		gpio:      gpio,

@@ -51,7 +51,7 @@ func (r *recorder) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte
 func (r *recorder) reset() { r.n, r.ncs = 0, 0 }
 
 // waitCS polls the SPI0 CS register until all of bits are set, with a deadline.
-func waitCS(t *testing.T, r bcm2835.Regs, bits uint32) uint32 {
+func waitCS(t *testing.T, r bcm2835.Regs[bcm2835.SPIReg], bits uint32) uint32 {
 	t.Helper()
 	deadline := mono.Now() + int64(2*time.Second)
 	for {
@@ -65,7 +65,7 @@ func waitCS(t *testing.T, r bcm2835.Regs, bits uint32) uint32 {
 	}
 }
 
-func setALT0(g bcm2835.Regs, pins ...int) {
+func setALT0(g bcm2835.Regs[bcm2835.GPIOReg], pins ...int) {
 	gp := bcm2835.NewGPIO(g, bcm2835.SoCBCM2837)
 	for _, p := range pins {
 		if err := gp.SetFunction(p, bcm2835.FselAlt0); err != nil {

@@ -163,9 +163,9 @@ func (m *SPI0Model) ceLevel(n int) bool {
 	return asserted == activeHigh
 }
 
-// Load implements bcm2835.Regs.
-func (m *SPI0Model) Load(off uint32) uint32 {
-	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, false))
+// Load implements bcm2835.Regs[bcm2835.SPIReg].
+func (m *SPI0Model) Load(off bcm2835.SPIReg) uint32 {
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), false))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
@@ -197,9 +197,9 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 	return 0
 }
 
-// Store implements bcm2835.Regs.
-func (m *SPI0Model) Store(off uint32, v uint32) {
-	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, true))
+// Store implements bcm2835.Regs[bcm2835.SPIReg].
+func (m *SPI0Model) Store(off bcm2835.SPIReg, v uint32) {
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), true))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:

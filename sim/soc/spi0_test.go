@@ -23,7 +23,8 @@ func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 	r.Store(bcm2835.SPILTOH, 0xFF)
 	r.Store(bcm2835.SPIDC, 0x30201000)
 	for _, c := range []struct {
-		off, want uint32
+		off  bcm2835.SPIReg
+		want uint32
 	}{{bcm2835.SPICLK, 0x26}, {bcm2835.SPIDLEN, 2}, {bcm2835.SPILTOH, 0xF}, {bcm2835.SPIDC, 0x30201000}} {
 		if got := r.Load(c.off); got != c.want {
 			t.Errorf("register %#x = %#x, want %#x", c.off, got, c.want)
