@@ -57,6 +57,9 @@ const (
 // SPIFIFOSize is the bytes in each of SPI0's TX and RX FIFOs.
 const SPIFIFOSize = 64
 
+// SPI0 CLK register field: CDIV[15:0], the clock divider (even; 0 = 65536).
+const CLKCDIV = 0xFFFF
+
 // SPI0 CS register fields.
 const (
 	CSLENLONG  = 1 << 25
