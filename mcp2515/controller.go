@@ -274,7 +274,7 @@ const intEnable = IntRX0 | IntRX1 | IntTX0 | IntTX1 | IntTX2 | IntERR | IntMERR
 
 // Check reads CNF3..CNF1 and CANINTE back (one 6-byte READ) and compares them with
 // what Init wrote. On a mismatch it reads CANCTRL: the reset pattern (the kernel's
-// probe test, CANCTRL & 0x17 == 0x07) means the chip reset itself (ErrChipReset: a
+// probe test, CANCTRLAfterReset) means the chip reset itself (ErrChipReset: a
 // brown-out); anything else, e.g. all 0xFF or 0x00, means nothing answers (ErrNoChip).
 // It is the idle-time health check: 1 transfer, 2 when something is wrong.
 func (c *Controller) Check() error {
