@@ -89,6 +89,9 @@ const (
 	CSCSPOLnSh = 21 // CSPOLn = 1 << (CSCSPOLnSh + n)
 )
 
+// CSCSPOLn is the CS register's chip select polarity bit of CE n (0..2).
+func CSCSPOLn(n int) uint32 { return 1 << (CSCSPOLnSh + n) }
+
 // GPIO registers (BCM2835 ARM Peripherals §6.1; BCM2711 adds the pull registers).
 const (
 	GPFSEL0   GPIOReg = 0x00 // function select, 3 bits per pin, 10 pins per register

@@ -180,7 +180,7 @@ func (s *SPI) Device(cfg DeviceConfig) (*Device, error) {
 			return nil, fmt.Errorf("bcm2835: SPI0 CE%d already has a device with the opposite chip-select polarity: one CE line has one polarity", n)
 		}
 		s.claimed[n] = pol
-		bit := uint32(1) << (CSCSPOLnSh + n)
+		bit := CSCSPOLn(n)
 		if cfg.CS.ActiveHigh {
 			s.cspol |= bit
 		} else {
