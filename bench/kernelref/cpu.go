@@ -202,7 +202,7 @@ func (v *spanRegs[O]) Load(off O) uint32 {
 	x := v.r.Load(off)
 	c.at = c.clk.Reached()
 	c.moved(prev, prev)
-	if v.spi && bcm2835.SPIReg(off) == bcm2835.SPICS && x&bcm2835.CSTA != 0 && x&(bcm2835.CSRXD|bcm2835.CSDONE) == 0 {
+	if v.spi && bcm2835.SPIReg(off) == bcm2835.SPICS && bcm2835.CS(x)&bcm2835.CSTA != 0 && bcm2835.CS(x)&(bcm2835.CSRXD|bcm2835.CSDONE) == 0 {
 		c.to(max(v.wireEnd, c.at+c.waitStep))
 	}
 	return x

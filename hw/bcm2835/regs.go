@@ -60,37 +60,49 @@ const SPIFIFOSize = 64
 // SPI0 CLK register field: CDIV[15:0], the clock divider (even; 0 = 65536).
 const CLKCDIV = 0xFFFF
 
+// CS is a value of SPI0's CS register: its fields, or a mask of some of them.
+type CS uint32
+
 // SPI0 CS register fields.
 const (
-	CSLENLONG  = 1 << 25
-	CSDMALEN   = 1 << 24
-	CSCSPOL2   = 1 << 23
-	CSCSPOL1   = 1 << 22
-	CSCSPOL0   = 1 << 21
-	CSRXF      = 1 << 20 // RX FIFO full
-	CSRXR      = 1 << 19 // RX FIFO needs reading (≥ 3/4 full)
-	CSTXD      = 1 << 18 // TX FIFO can accept data
-	CSRXD      = 1 << 17 // RX FIFO contains data
-	CSDONE     = 1 << 16 // transfer done (write 1 at the end of every transfer: quirk)
-	CSLEN      = 1 << 13 // LoSSI enable
-	CSREN      = 1 << 12 // read enable (3-wire)
-	CSADCS     = 1 << 11 // automatically deassert chip select
-	CSINTR     = 1 << 10 // interrupt on RXR
-	CSINTD     = 1 << 9  // interrupt on DONE
-	CSDMAEN    = 1 << 8
-	CSTA       = 1 << 7 // transfer active: asserts the selected CE
-	CSCSPOL    = 1 << 6 // chip select polarity (all CEs)
-	CSCLEARRX  = 1 << 5
-	CSCLEARTX  = 1 << 4
-	CSCPOL     = 1 << 3
-	CSCPHA     = 1 << 2
-	CSCSMask   = 0x3 // CS[1:0]: 0 = CE0, 1 = CE1, 2 = CE2, 3 = none
-	CSCSNone   = 0x3
-	CSCSPOLnSh = 21 // CSPOLn = 1 << (CSCSPOLnSh + n)
+	CSLENLONG  CS = 1 << 25
+	CSDMALEN   CS = 1 << 24
+	CSCSPOL2   CS = 1 << 23
+	CSCSPOL1   CS = 1 << 22
+	CSCSPOL0   CS = 1 << 21
+	CSRXF      CS = 1 << 20 // RX FIFO full
+	CSRXR      CS = 1 << 19 // RX FIFO needs reading (≥ 3/4 full)
+	CSTXD      CS = 1 << 18 // TX FIFO can accept data
+	CSRXD      CS = 1 << 17 // RX FIFO contains data
+	CSDONE     CS = 1 << 16 // transfer done (write 1 at the end of every transfer: quirk)
+	CSLEN      CS = 1 << 13 // LoSSI enable
+	CSREN      CS = 1 << 12 // read enable (3-wire)
+	CSADCS     CS = 1 << 11 // automatically deassert chip select
+	CSINTR     CS = 1 << 10 // interrupt on RXR
+	CSINTD     CS = 1 << 9  // interrupt on DONE
+	CSDMAEN    CS = 1 << 8
+	CSTA       CS = 1 << 7 // transfer active: asserts the selected CE
+	CSCSPOL    CS = 1 << 6 // chip select polarity (all CEs)
+	CSCLEARRX  CS = 1 << 5
+	CSCLEARTX  CS = 1 << 4
+	CSCPOL     CS = 1 << 3
+	CSCPHA     CS = 1 << 2
+	CSCSMask   CS = 0x3 // CS[1:0]: 0 = CE0, 1 = CE1, 2 = CE2, 3 = none
+	CSCSNone   CS = 0x3
+	CSCSPOLnSh    = 21 // CSPOLn = 1 << (CSCSPOLnSh + n)
 )
 
 // CSCSPOLn is the CS register's chip select polarity bit of CE n (0..2).
-func CSCSPOLn(n int) uint32 { return 1 << (CSCSPOLnSh + n) }
+func CSCSPOLn(n int) CS { return 1 << (CSCSPOLnSh + n) }
+
+// CSCS is the CS register's chip select field selecting CE n (0..2).
+func CSCS(n int) CS { return CS(n) & CSCSMask }
+
+// LoadCS reads SPI0's CS register.
+func LoadCS(r Regs[SPIReg]) CS { return CS(r.Load(SPICS)) }
+
+// StoreCS writes SPI0's CS register.
+func StoreCS(r Regs[SPIReg], v CS) { r.Store(SPICS, uint32(v)) }
 
 // GPIO registers (BCM2835 ARM Peripherals §6.1; BCM2711 adds the pull registers).
 const (

@@ -23,7 +23,7 @@ func TestRegisterFunctionsMatchTheDatasheet(t *testing.T) {
 		{"GPIO_PUP_PDN_CNTRL_REG1 for GPIO17", uint32(GPIOPUPPDNn(17)), 0xE8},
 		{"PUP_PDN17 shift", PupPdnShift(17), 2},
 		{"GPIO40's bit", PinBit(40), 1 << 8},
-		{"CSPOL1", CSCSPOLn(1), 1 << 22},
+		{"CSPOL1", uint32(CSCSPOLn(1)), 1 << 22},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %#x, want %#x", c.name, c.got, c.want)

@@ -195,17 +195,17 @@ func TestTransferDoesNotAllocate(t *testing.T) {
 }
 
 // deadSPI0 is a controller that never clocks: TA is stored, nothing ever arrives.
-type deadSPI0 struct{ cs uint32 }
+type deadSPI0 struct{ cs bcm2835.CS }
 
 func (d *deadSPI0) Load(off bcm2835.SPIReg) uint32 {
 	if off == bcm2835.SPICS {
-		return d.cs | bcm2835.CSTXD
+		return uint32(d.cs | bcm2835.CSTXD)
 	}
 	return 0
 }
 func (d *deadSPI0) Store(off bcm2835.SPIReg, v uint32) {
 	if off == bcm2835.SPICS {
-		d.cs = v
+		d.cs = bcm2835.CS(v)
 	}
 }
 
@@ -337,7 +337,7 @@ func TestTransferSleepsOnlyWhatPays(t *testing.T) {
 // controller, like the virtual Pi's whose time stops with the CPU thread's stalls,
 // gets nowhere.
 type pollSPI0 struct {
-	cs           uint32
+	cs           bcm2835.CS
 	tx, rx       []byte
 	polls        int
 	stallAt      int
@@ -367,7 +367,7 @@ func (p *pollSPI0) Load(off bcm2835.SPIReg) uint32 {
 		if p.cs&bcm2835.CSTA != 0 && len(p.tx) == 0 {
 			v |= bcm2835.CSDONE
 		}
-		return v
+		return uint32(v)
 	case bcm2835.SPIFIFO:
 		if len(p.rx) == 0 {
 			return 0
@@ -382,6 +382,7 @@ func (p *pollSPI0) Load(off bcm2835.SPIReg) uint32 {
 func (p *pollSPI0) Store(off bcm2835.SPIReg, v uint32) {
 	switch off {
 	case bcm2835.SPICS:
+		v := bcm2835.CS(v)
 		if v&bcm2835.CSCLEARTX != 0 {
 			p.tx = p.tx[:0]
 		}

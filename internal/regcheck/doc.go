@@ -1,6 +1,6 @@
 // Package regcheck holds no code: its test checks what the register types of
 // mcp2515 (Addr, Bits, Mode, Status) and hw/bcm2835 (SPIReg, GPIOReg, STReg,
-// Fsel) cannot, since Go converts an untyped constant to any of them silently.
+// CS, Fsel) cannot, since Go converts an untyped constant to any of them silently.
 //
 //   - No register helper is handed a bare number: in the module's non-test code,
 //     an argument whose parameter has a register type, and a conversion to a

@@ -29,7 +29,7 @@ var (
 	}
 	valueTypes = map[string][]string{
 		"cand/mcp2515":    {"Bits", "Mode", "Status"},
-		"cand/hw/bcm2835": {"Fsel"},
+		"cand/hw/bcm2835": {"CS", "Fsel"},
 	}
 	// registerFiles declare the register maps: the only files of the register
 	// packages that may compute addresses and write masks as numbers.

@@ -51,11 +51,11 @@ func (r *recorder) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte
 func (r *recorder) reset() { r.n, r.ncs = 0, 0 }
 
 // waitCS polls the SPI0 CS register until all of bits are set, with a deadline.
-func waitCS(t *testing.T, r bcm2835.Regs[bcm2835.SPIReg], bits uint32) uint32 {
+func waitCS(t *testing.T, r bcm2835.Regs[bcm2835.SPIReg], bits bcm2835.CS) bcm2835.CS {
 	t.Helper()
 	deadline := mono.Now() + int64(2*time.Second)
 	for {
-		v := r.Load(bcm2835.SPICS)
+		v := bcm2835.LoadCS(r)
 		if v&bits == bits {
 			return v
 		}
