@@ -224,7 +224,8 @@ func BoardTransfers(cfg *config.Config, sizes []int, n int) ([]transfer.Result, 
 
 // registers are a board's GPIO and SPI0 blocks.
 type registers struct {
-	gpio, spi0        bcm2835.Regs
+	gpio              bcm2835.Regs[bcm2835.GPIOReg]
+	spi0              bcm2835.Regs[bcm2835.SPIReg]
 	soc               bcm2835.SoC
 	coreHz, minCoreHz uint32
 }
@@ -247,12 +248,12 @@ func boardRegisters(cfg *config.Config) (registers, func(), error) {
 	if err != nil {
 		return registers{}, nil, err
 	}
-	gr, err := bcm2835.NewMMIO(m.GPIO)
+	gr, err := bcm2835.NewMMIO[bcm2835.GPIOReg](m.GPIO)
 	if err != nil {
 		m.Close()
 		return registers{}, nil, err
 	}
-	sr, err := bcm2835.NewMMIO(m.SPI0)
+	sr, err := bcm2835.NewMMIO[bcm2835.SPIReg](m.SPI0)
 	if err != nil {
 		m.Close()
 		return registers{}, nil, err

@@ -94,7 +94,7 @@ func (s *seamLog) TransferThen(tx, rx []byte, first int, more func([]byte) int, 
 func (s *seamLog) note(tx, rx []byte) {
 	switch {
 	case tx[0] == mcp2515.InstrReadStatus:
-		s.events = append(s.events, fmt.Sprintf("status %02x", rx[1]&(mcp2515.StatusRX0IF|mcp2515.StatusRX1IF)))
+		s.events = append(s.events, fmt.Sprintf("status %02x", mcp2515.Status(rx[1])&mcp2515.StatusRXAll))
 	case tx[0]&0xF9 == mcp2515.InstrReadRxBuf:
 		s.events = append(s.events, "read rx")
 	default:

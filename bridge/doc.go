@@ -41,8 +41,8 @@
 //     back-pressure and nothing is dropped; LOAD TX BUFFER + RTS follow at once.
 //     The TX-done interrupt (rx.go's handler) reaches Port.Transmitted, which
 //     frees the buffer; if that status pass found both RX buffers empty,
-//     Port.TXFreed loads the next frame at once, before the interrupt's further
-//     passes; otherwise the turn after the drain does.
+//     Port.TXFreed loads the next frame at once (refillInInterrupt), before the
+//     interrupt's further passes; otherwise the turn after the drain does.
 //
 // When the interface, its socket or the INT line fails, or cand stops
 // (docs/faults.md has every fault, and what reports it):

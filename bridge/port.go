@@ -107,10 +107,9 @@ type Port struct {
 	drops        uint32 // SO_RXQ_OVFL: kernel's drop count for our receive queue
 	lastDrops    uint32
 	txBits       [3]uint32 // canwire.Bits of each TX buffer's frame, counted once it is sent
-	// refill: an interrupt is being handled (Port.interrupt), so TXFreed loads the
-	// buffers its passes free; refillErr is that loading's error, for interrupt.
-	refill    bool
-	refillErr error
+	// refill: a drain is running, so TXFreed may load the buffers its passes
+	// free (refillInInterrupt).
+	refill interruptRefill
 
 	// Error frames (errorframe.go)
 	errBuf [16]byte

@@ -72,7 +72,7 @@ func (p *Port) interrupt(edgeNs int64) error {
 // Received, into the ring), and reports TX done and errors (storm.go: or one
 // Poll, while the line is stuck). Nothing here makes a system call: frames and
 // error frames wait in the ring, a TX buffer freed while RX buffers are full is
-// loaded after the drain (TXFreed), and the INT line's events are read after it.
+// loaded after the drain (TXFreed, refillInInterrupt), and the INT line's events are read after it.
 func (p *Port) drain(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)
@@ -84,14 +84,10 @@ func (p *Port) drain(edgeNs int64) error {
 	}
 	p.edgeNs = edgeNs
 	p.spi.BeginInterrupt(start)
-	p.refill = true
+	p.refill.begin()
 	done, err := p.service()
-	p.refill = false
-	if rerr := p.refillErr; rerr != nil {
-		p.refillErr = nil
-		if err == nil {
-			err = rerr
-		}
+	if rerr := p.refill.end(); err == nil {
+		err = rerr
 	}
 	p.exportRXStats()
 	p.spi.EndInterrupt()

@@ -22,7 +22,7 @@ type SPI struct {
 	// handlerStart is set when an interrupt's handler starts; the next transfer's
 	// CS-down closes the handler → first CS-down stage.
 	handlerStart int64
-	inInterrupt  bool
+	phase        spiPhase
 	probe        *Probe
 }
 
@@ -32,11 +32,28 @@ func NewSPI(dev Transport, m *metrics.Controller, probe *Probe) *SPI {
 	return &SPI{dev: dev, then: then, m: m, probe: probe}
 }
 
+// spiPhase is whose transfers the SPI is counting: an interrupt's are its RX
+// transfers (RXSPITransfers, RXSPIBytes); a TX refill's within it are not.
+type spiPhase uint8
+
+const (
+	phaseIdle      spiPhase = iota // no interrupt being handled
+	phaseInterrupt                 // an interrupt's status passes
+	phaseRefill                    // a TX refill between two of them (Port.refillInInterrupt)
+)
+
 // BeginInterrupt notes the start of an interrupt handler at ns.
-func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.inInterrupt = ns, true }
+func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.phase = ns, phaseInterrupt }
 
 // EndInterrupt closes the interrupt's accounting.
-func (s *SPI) EndInterrupt() { s.handlerStart, s.inInterrupt = 0, false }
+func (s *SPI) EndInterrupt() { s.handlerStart, s.phase = 0, phaseIdle }
+
+// BeginRefill counts the transfers that follow as a TX refill's, until EndRefill
+// returns to the interrupt's.
+func (s *SPI) BeginRefill() { s.phase = phaseRefill }
+
+// EndRefill returns to counting the interrupt's transfers.
+func (s *SPI) EndRefill() { s.phase = phaseInterrupt }
 
 // TransportThen is a Transport that can lengthen a transfer under one chip select
 // (bcm2835.Device.TransferThen).
@@ -82,7 +99,7 @@ func (s *SPI) record(op mcp2515.Op, n int, err error) error {
 		s.m.Polls.Inc()
 	}
 	s.m.ObserveTransfer(op, completion, s.t.CSUp-s.t.CSDown, n)
-	if s.inInterrupt {
+	if s.phase == phaseInterrupt {
 		s.m.RXSPITransfers.Inc()
 		s.m.RXSPIBytes.Add(uint64(n))
 	}

@@ -66,17 +66,48 @@ func (p *Port) Transmitted(buf int) {
 // TXFreed implements mcp2515.Sink: a pass of the interrupt being handled freed TX
 // buffers. If that pass read both RX buffers empty, frames waiting in the socket
 // are loaded now rather than after the interrupt's last pass (INT may stay low
-// from pass to pass); their transfers are TX's, not the interrupt's RX transfers.
+// from pass to pass): refillInInterrupt. A pass that found RX buffers full leaves
+// them to the loading after the drain (turn, pollWindow): until a status read
+// shows both empty, the chip comes first and the socket is not read.
 func (p *Port) TXFreed() {
-	if !p.refill || p.refillErr != nil || (p.Ctl.PassFoundRX() && !p.inline) {
-		// A pass that found RX buffers full: until a status read shows both
-		// empty, the chip comes first and the socket is not read. The frame is
-		// loaded after the drain (turn, pollWindow).
-		return
+	if p.refill.open() && (!p.Ctl.PassFoundRX() || p.inline) {
+		p.refillInInterrupt()
 	}
-	p.spi.inInterrupt = false
-	p.refillErr = p.pumpTX()
-	p.spi.inInterrupt = true
+}
+
+// refillInInterrupt is the TX refill between two status passes of a drain: the
+// frames waiting in the socket go into the freed buffers. Its transfers are TX's,
+// not the interrupt's RX transfers (SPI.BeginRefill). An error ends the drain's
+// refills and is the drain's error (interruptRefill.end).
+func (p *Port) refillInInterrupt() {
+	p.spi.BeginRefill()
+	err := p.pumpTX()
+	p.spi.EndRefill()
+	p.refill.failed(err)
+}
+
+// interruptRefill is whether a drain is running, so that TXFreed may refill, and
+// the first error of its refills.
+type interruptRefill struct {
+	running bool
+	err     error
+}
+
+// begin opens the refills of a drain.
+func (r *interruptRefill) begin() { r.running, r.err = true, nil }
+
+// open reports whether a refill may run now: a drain is running and no refill
+// of it failed.
+func (r *interruptRefill) open() bool { return r.running && r.err == nil }
+
+// failed records a refill's error (nil: none).
+func (r *interruptRefill) failed(err error) { r.err = err }
+
+// end closes the drain's refills and returns their error.
+func (r *interruptRefill) end() error {
+	err := r.err
+	*r = interruptRefill{}
+	return err
 }
 
 // TxFailed implements mcp2515.Sink: the frame was aborted (TX timeout) or failed in

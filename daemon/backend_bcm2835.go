@@ -33,12 +33,12 @@ func openBCM2835(cfg *config.Config, log *slog.Logger) (*bcm2835Backend, error) 
 	if err != nil {
 		return nil, err
 	}
-	gr, err := bcm2835.NewMMIO(m.GPIO)
+	gr, err := bcm2835.NewMMIO[bcm2835.GPIOReg](m.GPIO)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	sr, err := bcm2835.NewMMIO(m.SPI0)
+	sr, err := bcm2835.NewMMIO[bcm2835.SPIReg](m.SPI0)
 	if err != nil {
 		m.Close()
 		return nil, err
@@ -121,9 +121,9 @@ func (h *hardware) chooseRealClock(setting config.ClockSource, m *bcm2835.Mappin
 		return nil
 	}
 	err := m.MapSystemTimer(board, "/")
-	var r *bcm2835.MMIO
+	var r *bcm2835.MMIO[bcm2835.STReg]
 	if err == nil {
-		r, err = bcm2835.NewMMIO(m.SystemTimer)
+		r, err = bcm2835.NewMMIO[bcm2835.STReg](m.SystemTimer)
 	}
 	if err == nil {
 		st := bcm2835.NewSystemTimer(r)

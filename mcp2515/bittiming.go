@@ -205,15 +205,16 @@ func TimingFromCNF(oscHz uint32, cnf1, cnf2, cnf3 byte) (BitTiming, error) {
 	if err := checkOsc(oscHz); err != nil {
 		return BitTiming{}, err
 	}
+	f := DecodeCNF(cnf1, cnf2, cnf3)
 	t := BitTiming{
-		BRP:            uint32(cnf1&CNF1BRP) + 1,
-		SJW:            uint32(cnf1&CNF1SJW)>>CNF1SJWSh + 1,
-		PropSeg:        uint32(cnf2&CNF2PRSEG) + 1,
-		PhaseSeg1:      uint32(cnf2&CNF2PHSEG1)>>CNF2PHSEG1Sh + 1,
-		PhaseSeg2:      uint32(cnf3&CNF3PHSEG2) + 1,
-		TripleSampling: cnf2&CNF2SAM != 0,
+		BRP:            uint32(f.BRP) + 1,
+		SJW:            uint32(f.SJW) + 1,
+		PropSeg:        uint32(f.PRSEG) + 1,
+		PhaseSeg1:      uint32(f.PHSEG1) + 1,
+		PhaseSeg2:      uint32(f.PHSEG2) + 1,
+		TripleSampling: f.SAM,
 	}
-	if cnf2&CNF2BTLMODE == 0 {
+	if !f.BTLMODE {
 		t.PhaseSeg2 = max(t.PhaseSeg1, timingPS2IPT)
 	}
 	t.derive(oscHz)
@@ -292,12 +293,11 @@ func (t *BitTiming) derive(oscHz uint32) {
 // pack writes CNF1..CNF3 as the kernel's mcp251x_do_set_bittiming does: BTLMODE set,
 // SOF and WAKFIL clear.
 func (t *BitTiming) pack() {
-	t.CNF1 = byte((t.SJW-1)<<CNF1SJWSh)&CNF1SJW | byte(t.BRP-1)&CNF1BRP
-	t.CNF2 = CNF2BTLMODE | byte((t.PhaseSeg1-1)<<CNF2PHSEG1Sh)&CNF2PHSEG1 | byte(t.PropSeg-1)&CNF2PRSEG
-	if t.TripleSampling {
-		t.CNF2 |= CNF2SAM
-	}
-	t.CNF3 = byte(t.PhaseSeg2-1) & CNF3PHSEG2
+	t.CNF1, t.CNF2, t.CNF3 = CNF{
+		BRP: uint8(t.BRP - 1), SJW: uint8(t.SJW - 1),
+		PRSEG: uint8(t.PropSeg - 1), PHSEG1: uint8(t.PhaseSeg1 - 1), PHSEG2: uint8(t.PhaseSeg2 - 1),
+		SAM: t.TripleSampling, BTLMODE: true,
+	}.Encode()
 }
 
 func checkOsc(oscHz uint32) error {

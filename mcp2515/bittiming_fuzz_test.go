@@ -41,10 +41,10 @@ func FuzzTimingFromCNF(f *testing.F) {
 		seg.TripleSampling = bt.TripleSampling
 		seg.Pack()
 		ps2 := byte(bt.PhaseSeg2 - 1) // in CNF3 with BTLMODE; without, PS2 follows PS1
-		if cnf2&mcp2515.CNF2BTLMODE != 0 && ps2 != cnf3&mcp2515.CNF3PHSEG2 {
+		if mcp2515.Bits(cnf2)&mcp2515.CNF2BTLMODE != 0 && ps2 != byte(mcp2515.Bits(cnf3)&mcp2515.CNF3PHSEG2) {
 			t.Fatalf("%v: phase-seg2 is not CNF3's", bt)
 		}
-		if seg.CNF1 != cnf1 || seg.CNF2 != cnf2|mcp2515.CNF2BTLMODE || seg.CNF3 != ps2 {
+		if seg.CNF1 != cnf1 || seg.CNF2 != cnf2|byte(mcp2515.CNF2BTLMODE) || seg.CNF3 != ps2 {
 			t.Fatalf("%v packs to cnf1 0x%02x cnf2 0x%02x cnf3 0x%02x", bt, seg.CNF1, seg.CNF2, seg.CNF3)
 		}
 		back, err := mcp2515.TimingFromCNF(osc, seg.CNF1, seg.CNF2, seg.CNF3)
@@ -75,13 +75,13 @@ func FuzzID(f *testing.F) {
 		var r [4]byte
 		copy(r[:], raw)
 		got, gotExt := mcp2515.GetID(r[:])
-		if gotExt != (r[1]&mcp2515.SIDLEXIDE != 0) {
+		if gotExt != (mcp2515.Bits(r[1])&mcp2515.SIDLEXIDE != 0) {
 			t.Fatalf("% x: extended %v", r, gotExt)
 		}
 		mcp2515.PutID(b[:], got, gotExt)
-		keep := [4]byte{0xFF, 0xE0 | mcp2515.SIDLEXIDE, 0, 0}
+		keep := [4]byte{0xFF, byte(0xE0 | mcp2515.SIDLEXIDE), 0, 0}
 		if gotExt {
-			keep = [4]byte{0xFF, 0xE0 | mcp2515.SIDLEXIDE | mcp2515.SIDLEIDMask, 0xFF, 0xFF}
+			keep = [4]byte{0xFF, byte(0xE0 | mcp2515.SIDLEXIDE | mcp2515.SIDLEIDMask), 0xFF, 0xFF}
 		}
 		for i := range b {
 			if b[i] != r[i]&keep[i] {

@@ -117,7 +117,7 @@ func TestBitTimingString(t *testing.T) {
 	if got.String() != want {
 		t.Errorf("String() = %q\nwant %q", got, want)
 	}
-	if !got.TripleSampling || got.CNF2&CNF2SAM == 0 {
+	if !got.TripleSampling || Bits(got.CNF2)&CNF2SAM == 0 {
 		t.Errorf("triple sampling not packed: %+v", got)
 	}
 }

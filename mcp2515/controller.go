@@ -43,7 +43,7 @@ type Sink interface {
 // Config is what the controller programs at Init.
 type Config struct {
 	CNF1, CNF2, CNF3 byte // bit timing (see CalcBitTiming)
-	Mode             byte // ModeNormal, ModeListenOnly or ModeLoopback
+	Mode             Mode // ModeNormal, ModeListenOnly or ModeLoopback
 	OneShot          bool // CANCTRL.OSM: no automatic retransmission
 	Filters          *Filters
 	// TXBuffers limits how many of the three TX buffers are used (1..3; 0 = 3).
@@ -70,6 +70,7 @@ type FilterID struct {
 // thread calls every method. No method on the frame path allocates.
 type Controller struct {
 	spi  SPI
+	then SPIThen // spi, if it can lengthen a transfer (rx.go); else nil
 	intr IntLine
 	cfg  Config
 
@@ -115,7 +116,8 @@ type Stats struct {
 
 // New returns a controller on spi with its INT line.
 func New(spi SPI, intr IntLine, cfg Config, now func() int64) *Controller {
-	c := &Controller{spi: spi, intr: intr, now: now}
+	then, _ := spi.(SPIThen)
+	c := &Controller{spi: spi, then: then, intr: intr, now: now}
 	c.SetConfig(cfg)
 	return c
 }
@@ -182,7 +184,7 @@ func (c *Controller) Reset() error {
 		if err != nil {
 			return err
 		}
-		if st&CANSTATOPMOD == ModeConfig && ctrl&0x17 == 0x07 {
+		if OPMOD(st) == ModeConfig && CANCTRLAfterReset(ctrl) {
 			break
 		}
 		silent := (st == 0xFF && ctrl == 0xFF) || (st == 0 && ctrl == 0)
@@ -197,7 +199,7 @@ func (c *Controller) Reset() error {
 	c.txPending = [3]bool{}
 	c.nPending = 0
 	c.aborting = false
-	c.sawEmpty(StatusRX0IF|StatusRX1IF, c.now()) // RESET cleared RXnIF; nothing arrives before SetMode
+	c.sawEmpty(StatusRXAll, c.now()) // RESET cleared RXnIF; nothing arrives before SetMode
 	c.state = canstate.ErrorActive
 	return nil
 }
@@ -216,7 +218,7 @@ func (c *Controller) Init() error {
 		return err
 	}
 	for i := 0; i < 3; i++ {
-		if err := c.writeRegs(RegTXB0CTRL+byte(i)*0x10, 0); err != nil {
+		if err := c.writeReg(TXBnCTRL(i), 0); err != nil {
 			return err
 		}
 	}
@@ -236,35 +238,35 @@ func (c *Controller) programFilters() error {
 	f := c.cfg.Filters
 	if f == nil {
 		// Filters off: any message; rollover on (the kernel's 0x64 / 0x60).
-		if err := c.writeRegs(RegRXB0CTRL, RXBCTRLRXMAny|RXB0CTRLBUKT); err != nil {
+		if err := c.writeReg(RegRXB0CTRL, RXBCTRLRXMAny|RXB0CTRLBUKT); err != nil {
 			return err
 		}
-		return c.writeRegs(RegRXB1CTRL, RXBCTRLRXMAny)
+		return c.writeReg(RegRXB1CTRL, RXBCTRLRXMAny)
 	}
 	var b [4]byte
 	for i := 0; i < 2; i++ {
 		PutID(b[:], f.Mask[i].ID, f.Mask[i].Extended)
 		if !f.Mask[i].Extended {
-			b[1] &^= SIDLEXIDE
+			b[1] &^= byte(SIDLEXIDE)
 		}
-		if err := c.writeRegs(RegRXM0SIDH+byte(4*i), b[0], b[1], b[2], b[3]); err != nil {
+		if err := c.writeRegs(RXMnSIDH(i), b[0], b[1], b[2], b[3]); err != nil {
 			return err
 		}
 	}
 	for i := 0; i < 6; i++ {
 		PutID(b[:], f.Filter[i].ID, f.Filter[i].Extended)
-		if err := c.writeRegs(RegRXFSIDH(i), b[0], b[1], b[2], b[3]); err != nil {
+		if err := c.writeRegs(RXFnSIDH(i), b[0], b[1], b[2], b[3]); err != nil {
 			return err
 		}
 	}
-	b0 := byte(0) // RXM = 00: filtered, standard and extended
+	var b0 Bits // RXM = 00: filtered, standard and extended
 	if f.Rollover {
 		b0 |= RXB0CTRLBUKT
 	}
-	if err := c.writeRegs(RegRXB0CTRL, b0); err != nil {
+	if err := c.writeReg(RegRXB0CTRL, b0); err != nil {
 		return err
 	}
-	return c.writeRegs(RegRXB1CTRL, 0)
+	return c.writeReg(RegRXB1CTRL, 0)
 }
 
 // intEnable is what Init writes to CANINTE.
@@ -272,7 +274,7 @@ const intEnable = IntRX0 | IntRX1 | IntTX0 | IntTX1 | IntTX2 | IntERR | IntMERR
 
 // Check reads CNF3..CNF1 and CANINTE back (one 6-byte READ) and compares them with
 // what Init wrote. On a mismatch it reads CANCTRL: the reset pattern (the kernel's
-// probe test, CANCTRL & 0x17 == 0x07) means the chip reset itself (ErrChipReset: a
+// probe test, CANCTRLAfterReset) means the chip reset itself (ErrChipReset: a
 // brown-out); anything else, e.g. all 0xFF or 0x00, means nothing answers (ErrNoChip).
 // It is the idle-time health check: 1 transfer, 2 when something is wrong.
 func (c *Controller) Check() error {
@@ -280,14 +282,14 @@ func (c *Controller) Check() error {
 	if err != nil {
 		return err
 	}
-	if got[0] == c.cfg.CNF3 && got[1] == c.cfg.CNF2 && got[2] == c.cfg.CNF1 && got[3] == intEnable {
+	if got[0] == c.cfg.CNF3 && got[1] == c.cfg.CNF2 && got[2] == c.cfg.CNF1 && Bits(got[3]) == intEnable {
 		return nil
 	}
 	ctrl, err := c.readReg(RegCANCTRL)
 	if err != nil {
 		return err
 	}
-	if ctrl&0x17 == 0x07 {
+	if CANCTRLAfterReset(ctrl) {
 		return ErrChipReset
 	}
 	return errNoChip
@@ -295,20 +297,20 @@ func (c *Controller) Check() error {
 
 // SetMode requests an operating mode and waits until CANSTAT.OPMOD confirms it. The
 // chip changes mode only once no transmission is pending (datasheet §10).
-func (c *Controller) SetMode(mode byte) error { return c.requestMode(mode, 0) }
+func (c *Controller) SetMode(mode Mode) error { return c.requestMode(mode, 0) }
 
 // canctrl is CANCTRL for mode: REQOP, and OSM for a one-shot configuration.
-func (c *Controller) canctrl(mode byte) byte {
+func (c *Controller) canctrl(mode Mode) Bits {
 	if c.cfg.OneShot {
-		return mode | CANCTRLOSM
+		return REQOP(mode) | CANCTRLOSM
 	}
-	return mode
+	return REQOP(mode)
 }
 
 // requestMode writes CANCTRL (mode, OSM, extra) and waits until CANSTAT.OPMOD
 // confirms the mode.
-func (c *Controller) requestMode(mode, extra byte) error {
-	if err := c.writeRegs(RegCANCTRL, c.canctrl(mode)|extra); err != nil {
+func (c *Controller) requestMode(mode Mode, extra Bits) error {
+	if err := c.writeReg(RegCANCTRL, c.canctrl(mode)|extra); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(time.Second)
@@ -317,11 +319,11 @@ func (c *Controller) requestMode(mode, extra byte) error {
 		if err != nil {
 			return err
 		}
-		if st&CANSTATOPMOD == mode {
+		if OPMOD(st) == mode {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("mcp2515: mode 0x%02x requested, CANSTAT still reports 0x%02x after 1s", mode, st&CANSTATOPMOD)
+			return fmt.Errorf("mcp2515: mode 0x%02x requested, CANSTAT still reports 0x%02x after 1s", mode, OPMOD(st))
 		}
 		time.Sleep(50 * time.Microsecond)
 	}
@@ -333,27 +335,28 @@ func (c *Controller) requestMode(mode, extra byte) error {
 // frame on the wire finishes its attempt) and then changes mode; ABAT is cleared
 // afterwards. Aborted frames count in Pending until the next Init.
 func (c *Controller) Stop() error {
-	if err := c.writeRegs(RegCANINTE, 0); err != nil {
+	if err := c.writeReg(RegCANINTE, 0); err != nil {
 		return err
 	}
 	if err := c.requestMode(ModeConfig, CANCTRLABAT); err != nil {
 		return err
 	}
 	c.aborting = false
-	return c.writeRegs(RegCANCTRL, c.canctrl(ModeConfig))
+	return c.writeReg(RegCANCTRL, c.canctrl(ModeConfig))
 }
 
-func (c *Controller) readReg(addr byte) (byte, error) {
-	c.tx[0], c.tx[1], c.tx[2] = InstrRead, addr, 0
+// readReg reads one register's fields.
+func (c *Controller) readReg(addr Addr) (Bits, error) {
+	c.tx[0], c.tx[1], c.tx[2] = InstrRead, byte(addr), 0
 	if err := c.spi.Transfer(OpRead, c.tx[:3], c.rx[:3]); err != nil {
 		return 0, err
 	}
-	return c.rx[2], nil
+	return Bits(c.rx[2]), nil
 }
 
 // readRegs reads n (≤ 14) consecutive registers; the result aliases c.rx.
-func (c *Controller) readRegs(addr byte, n int) ([]byte, error) {
-	c.tx[0], c.tx[1] = InstrRead, addr
+func (c *Controller) readRegs(addr Addr, n int) ([]byte, error) {
+	c.tx[0], c.tx[1] = InstrRead, byte(addr)
 	clear(c.tx[2 : 2+n])
 	if err := c.spi.Transfer(OpRead, c.tx[:2+n], c.rx[:2+n]); err != nil {
 		return nil, err
@@ -361,13 +364,22 @@ func (c *Controller) readRegs(addr byte, n int) ([]byte, error) {
 	return c.rx[2 : 2+n], nil
 }
 
-func (c *Controller) writeRegs(addr byte, v ...byte) error {
-	c.tx[0], c.tx[1] = InstrWrite, addr
+// writeRegs writes consecutive registers from addr, a byte each.
+func (c *Controller) writeRegs(addr Addr, v ...byte) error {
+	c.tx[0], c.tx[1] = InstrWrite, byte(addr)
 	n := copy(c.tx[2:], v)
 	return c.spi.Transfer(OpWrite, c.tx[:2+n], c.rx[:2+n])
 }
 
-func (c *Controller) bitModify(addr, mask, data byte) error {
-	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrBitModify, addr, mask, data
+// writeReg writes one register's fields.
+func (c *Controller) writeReg(addr Addr, v Bits) error {
+	c.tx[0], c.tx[1], c.tx[2] = InstrWrite, byte(addr), byte(v)
+	return c.spi.Transfer(OpWrite, c.tx[:3], c.rx[:3])
+}
+
+// bitModify sets the fields of mask at addr to data's (datasheet §12.10; only on
+// the registers IsBitModifiable names).
+func (c *Controller) bitModify(addr Addr, mask, data Bits) error {
+	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrBitModify, byte(addr), byte(mask), byte(data)
 	return c.spi.Transfer(OpBitModify, c.tx[:4], c.rx[:4])
 }

@@ -126,7 +126,7 @@ func driverConfig(cfg uint8) mcp2515.Config {
 	if err != nil {
 		panic(err)
 	}
-	c := mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Mode: cfg & cfgModeMask, OneShot: cfg&cfgOneShot != 0,
+	c := mcp2515.Config{CNF1: bt.CNF1, CNF2: bt.CNF2, CNF3: bt.CNF3, Mode: mcp2515.Mode(cfg & cfgModeMask), OneShot: cfg&cfgOneShot != 0,
 		TXBuffers: int(cfg&cfgTXBuffersMask) >> cfgTXBuffersShift, Bitrate: fuzzBitrate}
 	if cfg&cfgFilters != 0 {
 		c.Filters = &mcp2515.Filters{
@@ -173,7 +173,7 @@ func (c *fuzzChip) Asserted() bool {
 func (c *fuzzChip) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	c.t.Helper()
 	c.xfers++
-	if c.polling && op == mcp2515.OpRead && len(tx) > 1 && tx[1] == mcp2515.RegCANSTAT {
+	if c.polling && op == mcp2515.OpRead && len(tx) > 1 && mcp2515.Addr(tx[1]) == mcp2515.RegCANSTAT {
 		if c.callPolls++; c.callPolls > 1 {
 			c.repolls++
 		}
@@ -223,7 +223,7 @@ func checkTransfer(op mcp2515.Op, tx, rx []byte) string {
 	case mcp2515.OpWrite:
 		ok = in == mcp2515.InstrWrite && len(tx) >= 3 && int(tx[1])+len(tx)-2 <= mcp2515.RegisterFileSize
 	case mcp2515.OpBitModify:
-		ok = in == mcp2515.InstrBitModify && len(tx) == 4 && mcp2515.IsBitModifiable(tx[1])
+		ok = in == mcp2515.InstrBitModify && len(tx) == 4 && mcp2515.IsBitModifiable(mcp2515.Addr(tx[1]))
 	case mcp2515.OpReadStatus:
 		ok = in == mcp2515.InstrReadStatus && len(tx) == 2
 	case mcp2515.OpRxStatus:
@@ -263,7 +263,7 @@ func checkLoad(tx []byte, want *can.Frame) string {
 	switch {
 	case id != want.ID&mask || ext != want.IsExtended:
 		return fmt.Sprintf("ID %#x extended %v", id, ext)
-	case (tx[5]&mcp2515.DLCRTR != 0) != want.IsRemote || int(tx[5]&mcp2515.DLCMask) != min(int(want.Length), 8):
+	case (mcp2515.Bits(tx[5])&mcp2515.DLCRTR != 0) != want.IsRemote || int(mcp2515.Bits(tx[5])&mcp2515.DLCMask) != min(int(want.Length), 8):
 		return fmt.Sprintf("DLC byte %#02x", tx[5])
 	case len(tx) != 6+n || string(tx[6:]) != string(want.Data[:n]):
 		return fmt.Sprintf("%d data bytes", len(tx)-6)
@@ -349,7 +349,7 @@ func runScript(t testing.TB, ctl *mcp2515.Controller, env driverEnv, script []by
 			if len(script) > 0 {
 				mode, script = script[0], script[1:]
 			}
-			err = ctl.SetMode(mode)
+			err = ctl.SetMode(mcp2515.Mode(mode))
 		case opHandle:
 			var done bool
 			done, err = ctl.HandleInterrupt(sink)

@@ -338,12 +338,12 @@ func TestHandleInterruptAllocatesNothing(t *testing.T) {
 }
 
 // readReg reads one chip register through the rig's SPI, for checks.
-func (r *rig) readReg(addr byte) byte {
+func (r *rig) readReg(addr mcp2515.Addr) mcp2515.Bits {
 	rx := make([]byte, 3)
-	if err := r.Transfer(mcp2515.OpRead, []byte{mcp2515.InstrRead, addr, 0}, rx); err != nil {
+	if err := r.Transfer(mcp2515.OpRead, []byte{mcp2515.InstrRead, byte(addr), 0}, rx); err != nil {
 		r.t.Fatal(err)
 	}
-	return rx[2]
+	return mcp2515.Bits(rx[2])
 }
 
 // Stop leaves the bus although the pending frames cannot go out (nobody ACKs): the
@@ -362,14 +362,14 @@ func TestStopAbortsFramesThatCannotGoOut(t *testing.T) {
 	if err := r.ctl.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if st := r.readReg(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; st != mcp2515.ModeConfig {
+	if st := mcp2515.OPMOD(r.readReg(mcp2515.RegCANSTAT)); st != mcp2515.ModeConfig {
 		t.Fatalf("OPMOD %#02x after Stop, want Configuration", st)
 	}
 	if ctrl := r.readReg(mcp2515.RegCANCTRL); ctrl&mcp2515.CANCTRLABAT != 0 {
 		t.Fatalf("CANCTRL %#02x: ABAT left set", ctrl)
 	}
-	for i := byte(0); i < 2; i++ {
-		if ctrl := r.readReg(mcp2515.RegTXB0CTRL + 0x10*i); ctrl&(mcp2515.TXBCTRLTXREQ|mcp2515.TXBCTRLABTF) != mcp2515.TXBCTRLABTF {
+	for i := 0; i < 2; i++ {
+		if ctrl := r.readReg(mcp2515.TXBnCTRL(i)); ctrl&(mcp2515.TXBCTRLTXREQ|mcp2515.TXBCTRLABTF) != mcp2515.TXBCTRLABTF {
 			t.Fatalf("TXB%dCTRL %#02x, want TXREQ clear and ABTF set", i, ctrl)
 		}
 	}

@@ -31,16 +31,16 @@ func (s *pausedSPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	}
 	at, pause := -1, int64(0)
 	switch {
-	case tx[1] == mcp2515.RegTEC && len(tx) == 2+mcp2515.RegEFLG-mcp2515.RegTEC+1:
+	case mcp2515.Addr(tx[1]) == mcp2515.RegTEC && len(tx) == 2+mcp2515.ErrorRegsLen:
 		if s.at != 0 && !s.paused {
 			at, pause = 4, s.pause // after TEC and REC
 		}
-	case tx[1] == mcp2515.RegTEC && len(tx) == 4:
+	case mcp2515.Addr(tx[1]) == mcp2515.RegTEC && len(tx) == 4:
 		s.counters++
 		if s.paused {
 			at, pause, s.again = 2, s.again, 0 // before TEC
 		}
-	case tx[1] == mcp2515.RegEFLG && len(tx) == 3:
+	case mcp2515.Addr(tx[1]) == mcp2515.RegEFLG && len(tx) == 3:
 		s.flags++
 	}
 	if at < 0 || pause == 0 {

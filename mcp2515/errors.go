@@ -6,7 +6,7 @@ import "cand/canstate"
 // error frame (linux/can/error.h) and metrics.
 type ErrorEvent struct {
 	State, Prev canstate.State
-	EFLG        byte
+	EFLG        Bits
 	TEC, REC    byte
 	// Overflow: RXB0/RXB1 overflow flags seen (frames the chip dropped).
 	RX0Overflow, RX1Overflow bool
@@ -19,7 +19,7 @@ type ErrorEvent struct {
 }
 
 // StateFromEFLG decodes the bus state, highest first as the kernel's mcp251x does.
-func StateFromEFLG(eflg byte) canstate.State {
+func StateFromEFLG(eflg Bits) canstate.State {
 	switch {
 	case eflg&EFLGTXBO != 0:
 		return canstate.BusOff
@@ -52,14 +52,14 @@ const settleReads = 3
 // else its counters are never older than its state (the kernel's
 // drivers/net/can/spi/mcp251x.c, too, reads the counters after the flags).
 // Counters that agree cost no READ. It returns EFLG as last read.
-func (c *Controller) settle(ev *ErrorEvent, eflg byte) (byte, error) {
+func (c *Controller) settle(ev *ErrorEvent, eflg Bits) (Bits, error) {
 	for i := 0; i < settleReads && eflg&EFLGTXBO == 0 && eflg&eflgCounted != countedFlags(ev.TEC, ev.REC); i++ {
 		if i%2 == 1 {
 			r, err := c.readRegs(RegEFLG, 1)
 			if err != nil {
 				return eflg, err
 			}
-			eflg = r[0] // overflow flags only the MCU clears: those seen before are still set
+			eflg = Bits(r[0]) // overflow flags only the MCU clears: those seen before are still set
 			continue
 		}
 		r, err := c.readRegs(RegTEC, 2)
@@ -73,8 +73,8 @@ func (c *Controller) settle(ev *ErrorEvent, eflg byte) (byte, error) {
 
 // countedFlags is what EFLG's warning and error-passive flags read with these
 // counters.
-func countedFlags(tec, rec byte) byte {
-	var f byte
+func countedFlags(tec, rec byte) Bits {
+	var f Bits
 	if tec >= warningLimit {
 		f |= EFLGTXWAR
 	}
@@ -97,19 +97,19 @@ func countedFlags(tec, rec byte) byte {
 // again. Then it clears the flags it handled and reports an ErrorEvent.
 func (c *Controller) errorPass(sink Sink) error {
 	c.stats.ErrorPasses++
-	const first, n = RegTEC, RegEFLG - RegTEC + 1 // 18 registers
-	c.tx[0], c.tx[1] = InstrRead, first
+	const first, n = RegTEC, ErrorRegsLen
+	c.tx[0], c.tx[1] = InstrRead, byte(first)
 	clear(c.tx[2 : 2+n])
 	if err := c.spi.Transfer(OpRead, c.tx[:2+n], c.rx[:2+n]); err != nil {
 		return err
 	}
 	var r [n]byte
 	copy(r[:], c.rx[2:2+n]) // c.rx is reused by the BIT MODIFYs below
-	reg := func(a byte) byte { return r[a-first] }
+	reg := func(a Addr) byte { return r[a.From(first)] }
 	ev := &c.errEv
 	*ev = ErrorEvent{Prev: c.state}
 	ev.TEC, ev.REC = reg(RegTEC), reg(RegREC)
-	intf, eflg := reg(RegCANINTF), reg(RegEFLG)
+	intf, eflg := Bits(reg(RegCANINTF)), Bits(reg(RegEFLG))
 	ev.EFLG = eflg
 	if reg(RegCNF1) != c.cfg.CNF1 || reg(RegCNF2) != c.cfg.CNF2 || reg(RegCNF3) != c.cfg.CNF3 || reg(RegCANINTE) == 0 {
 		ev.ChipReset = true
@@ -151,11 +151,11 @@ func (c *Controller) errorPass(sink Sink) error {
 // errorCheck reads CANINTF and EFLG (one 4-byte READ) and runs the error pass if an
 // error or message-error flag is set.
 func (c *Controller) errorCheck(sink Sink) error {
-	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrRead, RegCANINTF, 0, 0
+	c.tx[0], c.tx[1], c.tx[2], c.tx[3] = InstrRead, byte(RegCANINTF), 0, 0
 	if err := c.spi.Transfer(OpRead, c.tx[:4], c.rx[:4]); err != nil {
 		return err
 	}
-	if c.rx[2]&(IntERR|IntMERR) == 0 && c.rx[3]&EFLGOVRMask == 0 {
+	if Bits(c.rx[2])&(IntERR|IntMERR) == 0 && Bits(c.rx[3])&EFLGOVRMask == 0 {
 		return nil
 	}
 	return c.errorPass(sink)

@@ -34,11 +34,11 @@ func (c *Controller) Hold(sink Sink) error {
 	if err := c.heldOverflow(sink); err != nil {
 		return err
 	}
-	if err := c.writeRegs(RegCANINTE, 0); err != nil {
+	if err := c.writeReg(RegCANINTE, 0); err != nil {
 		return err
 	}
 	c.aborting = false
-	return c.writeRegs(RegCANCTRL, c.canctrl(ModeConfig))
+	return c.writeReg(RegCANCTRL, c.canctrl(ModeConfig))
 }
 
 // heldOverflow reads EFLG and reports and clears its overflow flags, the bus state

@@ -12,7 +12,7 @@ func PutID(b []byte, id uint32, ext bool) {
 		sid := id >> 18
 		eid := id & 0x3FFFF
 		b[0] = byte(sid >> 3)
-		b[1] = byte(sid<<5) | SIDLEXIDE | byte(eid>>16)&SIDLEIDMask
+		b[1] = byte(Bits(sid<<5) | SIDLEXIDE | Bits(eid>>16)&SIDLEIDMask)
 		b[2] = byte(eid >> 8)
 		b[3] = byte(eid)
 		return
@@ -27,9 +27,9 @@ func PutID(b []byte, id uint32, ext bool) {
 func GetID(b []byte) (id uint32, ext bool) {
 	_ = b[3]
 	sid := uint32(b[0])<<3 | uint32(b[1])>>5
-	if b[1]&SIDLEXIDE == 0 {
+	if Bits(b[1])&SIDLEXIDE == 0 {
 		return sid, false
 	}
-	eid := uint32(b[1]&SIDLEIDMask)<<16 | uint32(b[2])<<8 | uint32(b[3])
+	eid := uint32(Bits(b[1])&SIDLEIDMask)<<16 | uint32(b[2])<<8 | uint32(b[3])
 	return sid<<18 | eid, true
 }

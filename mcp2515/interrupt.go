@@ -1,10 +1,6 @@
 package mcp2515
 
-import (
-	"errors"
-
-	"go.einride.tech/can"
-)
+import "errors"
 
 // maxPasses bounds one interrupt's work so a stuck INT line cannot spin the owner
 // thread forever; the caller re-arms and comes back.
@@ -38,7 +34,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 			sink.TXFreed()
 		}
 		if !c.intr.Asserted() {
-			c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt) // INT high: no flag set
+			c.sawEmpty(StatusRXAll, c.statusAt) // INT high: no flag set
 			return true, nil
 		}
 		if !work {
@@ -47,7 +43,7 @@ func (c *Controller) HandleInterrupt(sink Sink) (done bool, err error) {
 				return false, err
 			}
 			if !c.intr.Asserted() {
-				c.sawEmpty(StatusRX0IF|StatusRX1IF, c.statusAt)
+				c.sawEmpty(StatusRXAll, c.statusAt)
 				return true, nil
 			}
 			c.stats.SpuriousInterrupts++
@@ -76,18 +72,18 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 	if err := c.spi.Transfer(OpReadStatus, c.tx[:2], c.rx[:2]); err != nil {
 		return false, err
 	}
-	st := c.rx[1]
-	c.passRX = st&(StatusRX0IF|StatusRX1IF) != 0
+	st := Status(c.rx[1])
+	c.passRX = st&StatusRXAll != 0
 	if st == 0xFF {
 		// Both RX flags, every TXnIF and every TXREQ at once cannot be: a buffer's
 		// TXnIF sets as its TXREQ clears (datasheet §3.3). MISO floats high: no
 		// chip answers, and what the RX buffers would read is no frame.
 		return false, ErrNoChip
 	}
-	if empty := ^st & (StatusRX0IF | StatusRX1IF); empty != 0 {
+	if empty := ^st & StatusRXAll; empty != 0 {
 		c.sawEmpty(empty, c.statusAt)
 	}
-	if st&(StatusRX0IF|StatusRX1IF) != 0 {
+	if st&StatusRXAll != 0 {
 		work = true
 		if err := c.drainRX(st, sink); err != nil {
 			return false, err
@@ -99,14 +95,14 @@ func (c *Controller) statusPass(sink Sink, pass int, errs errChecks) (work bool,
 		// (CANINTE.ERRIE is on, intEnable; MCP2515 datasheet DS20001801J §7.4):
 		// with INT high after both were read, nothing overflowed and nothing else
 		// is flagged, so the level read spares the READ.
-		both := st&(StatusRX0IF|StatusRX1IF) == StatusRX0IF|StatusRX1IF
+		both := st&StatusRXAll == StatusRXAll
 		if errs != errNever && ((both && (errs == errAlways || c.intr.Asserted())) || pass%4 == 3) {
 			if err := c.errorCheck(sink); err != nil {
 				return false, err
 			}
 		}
 	}
-	if txif := st & (StatusTX0IF | StatusTX1IF | StatusTX2IF); txif != 0 {
+	if txif := st & StatusTXAll; txif != 0 {
 		work = true
 		if err := c.txDone(txif, sink); err != nil {
 			return false, err
@@ -142,74 +138,4 @@ func (c *Controller) Poll(sink Sink) error {
 		}
 	}
 	return c.errorPass(sink)
-}
-
-// drainRX reads the full RX buffers and hands their frames to the sink in the
-// order they arrived. With both full, both are read before either is delivered, so
-// that the order can be decided with the frames' lengths (rxorder.go).
-func (c *Controller) drainRX(st byte, sink Sink) error {
-	switch st & (StatusRX0IF | StatusRX1IF) {
-	case StatusRX0IF:
-		return c.readRX(0, sink)
-	case StatusRX1IF:
-		return c.readRX(1, sink)
-	}
-	e0, e1, at := c.rxEmpty[0], c.rxEmpty[1], c.now()
-	if ok, err := c.fetchRX(0, sink); !ok {
-		if err != nil {
-			return err
-		}
-		return c.readRX(1, sink)
-	}
-	sink.BothFull(c.now() - c.statusAt)
-	if ok, err := c.fetchRX(1, sink); !ok {
-		sink.Received(&c.frames[0])
-		return err
-	}
-	first := 0
-	if c.rxb1First(e0, e1, at) {
-		first = 1
-	}
-	sink.Received(&c.frames[first])
-	sink.Received(&c.frames[1-first])
-	return nil
-}
-
-// readRX reads RX buffer n and hands its frame to the sink.
-func (c *Controller) readRX(n int, sink Sink) error {
-	ok, err := c.fetchRX(n, sink)
-	if ok {
-		sink.Received(&c.frames[n])
-	}
-	return err
-}
-
-// fetchRX reads RX buffer n with READ RX BUFFER (the flag clears when CS rises) into
-// c.frames[n]. ok is false if the read-back was no frame (rxcheck.go).
-func (c *Controller) fetchRX(n int, sink Sink) (ok bool, err error) {
-	at := c.now()
-	k, err := c.readRxBuf(n)
-	if err != nil {
-		return false, err
-	}
-	c.sawEmpty(StatusRX0IF<<n, at+minTransferNs(k)) // RXnIF cleared at the CS rise
-	if ok, err := c.isFrame(c.rx[1:6], sink); !ok {
-		return false, err
-	}
-	decodeRX(&c.frames[n], c.rx[1:14])
-	return true, nil
-}
-
-// decodeRX decodes SIDH, SIDL, EID8, EID0, DLC, D0..D7 of an RX buffer.
-func decodeRX(f *can.Frame, b []byte) {
-	_ = b[12]
-	id, ext := GetID(b[0:4])
-	f.ID = id
-	f.IsExtended = ext
-	dlc, remote := rxShape(b[1], b[4]) // SIDL, DLC (rxread.go)
-	f.Length, f.IsRemote = dlc, remote
-	f.Data = can.Data{}
-	if !f.IsRemote {
-		copy(f.Data[:dlc], b[5:5+dlc])
-	}
 }

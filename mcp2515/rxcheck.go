@@ -26,7 +26,7 @@ var errReinit = errors.New("mcp2515: chip reset found by an RX read-back")
 // correctly again (the read-back dropped, the handling goes on).
 func (c *Controller) isFrame(hdr []byte, sink Sink) (bool, error) {
 	_ = hdr[4]
-	unimplemented := hdr[1]&RXBSIDLUnimplemented != 0 || hdr[4]&RXBDLCUnimplemented != 0
+	unimplemented := Bits(hdr[1])&RXBSIDLUnimplemented != 0 || Bits(hdr[4])&RXBDLCUnimplemented != 0
 	if !unimplemented && hdr[0]|hdr[1]|hdr[2]|hdr[3]|hdr[4] != 0 {
 		return true, nil
 	}

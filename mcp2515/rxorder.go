@@ -49,10 +49,10 @@ type rxEmpty struct {
 
 // sawEmpty records that the buffers in mask (StatusRX0IF, StatusRX1IF) were empty
 // at one moment no earlier than at.
-func (c *Controller) sawEmpty(mask byte, at int64) {
+func (c *Controller) sawEmpty(mask Status, at int64) {
 	c.obs++
 	for n := range 2 {
-		if mask&(StatusRX0IF<<n) != 0 {
+		if mask&StatusRXnIF(n) != 0 {
 			c.rxEmpty[n] = rxEmpty{seq: c.obs, at: at}
 		}
 	}

@@ -6,7 +6,7 @@ import "testing"
 func TestRxDataLen(t *testing.T) {
 	for _, c := range []struct {
 		name      string
-		sidl, dlc byte
+		sidl, dlc Bits
 		want      int
 	}{
 		{"standard dlc 0", 0, 0, 0},
@@ -19,7 +19,7 @@ func TestRxDataLen(t *testing.T) {
 		{"extended remote", SIDLEXIDE, DLCRTR | 8, 0},
 		{"extended, SIDL.SRR is not its RTR", SIDLEXIDE | SIDLSRR, 3, 3},
 	} {
-		head := []byte{0, 0, c.sidl, 0, 0, c.dlc}
+		head := []byte{0, 0, byte(c.sidl), 0, 0, byte(c.dlc)}
 		if got := rxDataLen(head); got != c.want {
 			t.Errorf("%s: rxDataLen(SIDL %#02x, DLC %#02x) = %d, want %d", c.name, c.sidl, c.dlc, got, c.want)
 		}

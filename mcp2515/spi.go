@@ -38,7 +38,8 @@ type SPI interface {
 // shifts tx[:first], calls more with the bytes received so far, shifts the further
 // bytes of tx more asks for (0 to len(tx)−first), and then releases CS. It returns
 // the bytes shifted. It must not allocate. The driver uses it, when the transport
-// has it, to read a received frame's data bytes only as far as its DLC.
+// has it (New looks once), to read a received frame's data bytes only as far as
+// its DLC.
 type SPIThen interface {
 	TransferThen(op Op, tx, rx []byte, first int, more func(head []byte) int) (int, error)
 }

@@ -55,7 +55,7 @@ func (c *Controller) Transmit(f *can.Frame) (int, error) {
 	// TXP is in TXBnCTRL, which LOAD TX BUFFER does not reach; it only needs writing
 	// when it changes for this buffer.
 	if c.txPrio[buf] != prio {
-		if err := c.bitModify(RegTXB0CTRL+byte(buf)*0x10, TXBCTRLTXP, prio); err != nil {
+		if err := c.bitModify(TXBnCTRL(buf), TXBCTRLTXP, TXP(prio)); err != nil {
 			return -1, err
 		}
 		c.txPrio[buf] = prio
@@ -64,18 +64,18 @@ func (c *Controller) Transmit(f *can.Frame) (int, error) {
 	if n > 8 {
 		n = 8
 	}
-	c.tx[0] = InstrLoadTxBuf | byte(buf)*LoadTXB1SIDH
+	c.tx[0] = LoadTxBuf(buf)
 	PutID(c.tx[1:5], f.ID, f.IsExtended)
 	c.tx[5] = byte(n)
 	if f.IsRemote {
-		c.tx[5] |= DLCRTR
+		c.tx[5] |= byte(DLCRTR)
 		n = 0
 	}
 	copy(c.tx[6:6+n], f.Data[:n])
 	if err := c.spi.Transfer(OpLoadTxBuf, c.tx[:6+n], c.rx[:6+n]); err != nil {
 		return -1, err
 	}
-	c.tx[0] = InstrRTS | 1<<buf
+	c.tx[0] = RTS(buf)
 	if err := c.spi.Transfer(OpRTS, c.tx[:1], c.rx[:1]); err != nil {
 		return -1, err
 	}
@@ -87,22 +87,18 @@ func (c *Controller) Transmit(f *can.Frame) (int, error) {
 
 // txDone clears the TXnIF flags in st (one BIT MODIFY for all of them) and reports
 // each finished buffer.
-func (c *Controller) txDone(st byte, sink Sink) error {
-	var mask byte
-	if st&StatusTX0IF != 0 {
-		mask |= IntTX0
-	}
-	if st&StatusTX1IF != 0 {
-		mask |= IntTX1
-	}
-	if st&StatusTX2IF != 0 {
-		mask |= IntTX2
+func (c *Controller) txDone(st Status, sink Sink) error {
+	var mask Bits
+	for i := 0; i < 3; i++ {
+		if st&StatusTXnIF(i) != 0 {
+			mask |= IntTXn(i)
+		}
 	}
 	if err := c.bitModify(RegCANINTF, mask, 0); err != nil {
 		return err
 	}
 	for i := 0; i < 3; i++ {
-		if mask&(IntTX0<<i) != 0 && c.txPending[i] {
+		if mask&IntTXn(i) != 0 && c.txPending[i] {
 			c.txPending[i] = false
 			c.nPending--
 			sink.Transmitted(i)
@@ -116,11 +112,9 @@ func (c *Controller) txDone(st byte, sink Sink) error {
 // arbitration). READ STATUS carries both bits, so this costs no transfer. Each such
 // buffer is reported with TxFailed. Once an abort has released every buffer, ABAT is
 // cleared (while it is set the chip aborts every new request too).
-func (c *Controller) txGone(st byte, sink Sink) error {
+func (c *Controller) txGone(st Status, sink Sink) error {
 	for i := 0; i < 3; i++ {
-		req := byte(StatusTXB0REQ) << (2 * i)
-		txif := byte(StatusTX0IF) << (2 * i)
-		if c.txPending[i] && st&req == 0 && st&txif == 0 {
+		if c.txPending[i] && st&StatusTXBnREQ(i) == 0 && st&StatusTXnIF(i) == 0 {
 			c.txPending[i] = false
 			c.nPending--
 			sink.TxFailed(i)

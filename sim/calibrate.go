@@ -309,7 +309,7 @@ func gapOverheadOn(clk *clock.Clock) float64 {
 // the board's view replaces and which the board charges as the driver's running.
 func measureBareRead() float64 {
 	words := make([]uint32, bcm2835.BlockSize/4)
-	m, err := bcm2835.NewMMIO(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), bcm2835.BlockSize))
+	m, err := bcm2835.NewMMIO[bcm2835.SPIReg](unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), bcm2835.BlockSize))
 	if err != nil {
 		return 0
 	}
@@ -328,7 +328,7 @@ func measureBareRead() float64 {
 // as the driver makes it (not inlined: the compiler must not see r's type).
 //
 //go:noinline
-func readLoop(r bcm2835.Regs, n int) {
+func readLoop(r bcm2835.Regs[bcm2835.SPIReg], n int) {
 	for range n {
 		r.Load(bcm2835.SPICS)
 	}

@@ -31,7 +31,7 @@ func BenchmarkSimulatorOnlyGap(b *testing.B) {
 	// gaps' host time.
 	cpu.Factor, cpu.BoardKernelNs, cpu.GapOverheadNs = 2*clock.FactorUnit, 0, 0
 	clk.SetCPU(cpu)
-	var spi bcm2835.Regs = pi.SPI0()
+	var spi bcm2835.Regs[bcm2835.SPIReg] = pi.SPI0()
 	var charged, gaps, overheads, bares []float64
 	for b.Loop() {
 		overhead, bare := measureGapOverhead(), measureBareRead()

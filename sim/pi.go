@@ -154,14 +154,18 @@ func csPin(cs pinout.ChipSelect) (int, error) {
 }
 
 // SPI0 is the SPI0 register block, as the board's CPU reaches it (boardView).
-func (p *Pi) SPI0() bcm2835.Regs { return boardView(&p.stall, p.soc.SPI0(), p.clk, p.gov) }
+func (p *Pi) SPI0() bcm2835.Regs[bcm2835.SPIReg] {
+	return boardView(&p.stall, p.soc.SPI0(), p.clk, p.gov)
+}
 
 // GPIO is the GPIO register block, as the board's CPU reaches it (boardView).
-func (p *Pi) GPIO() bcm2835.Regs { return boardView(&p.stall, p.soc.GPIO(), p.clk, p.gov) }
+func (p *Pi) GPIO() bcm2835.Regs[bcm2835.GPIOReg] {
+	return boardView(&p.stall, p.soc.GPIO(), p.clk, p.gov)
+}
 
 // SystemTimer is the System Timer register block, as the board's CPU reaches it
 // (boardView): a clock read on it costs the board three register accesses.
-func (p *Pi) SystemTimer() bcm2835.Regs {
+func (p *Pi) SystemTimer() bcm2835.Regs[bcm2835.STReg] {
 	return boardView(&p.stall, p.soc.SystemTimer(), p.clk, p.gov)
 }
 

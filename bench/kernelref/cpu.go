@@ -172,7 +172,7 @@ func (c *boardCPU) idle(t int64) {
 	c.debt = 0
 }
 
-// regs is the register model r as the reference reaches it: each access closes
+// regs is register model r as the reference (c) reaches it: each access closes
 // the open span (its host time, and the previous access's model work, leave the
 // board's time) and the access's own Access on the model opens the next, at the
 // board time the model was advanced to. The models are reached directly, not
@@ -182,33 +182,33 @@ func (c *boardCPU) idle(t int64) {
 // (the wire's time, as the model shifts them: back to back at the divider's
 // byte time from when each was written), or by waitStep if the model is not
 // done by then.
-func (c *boardCPU) regs(r bcm2835.Regs, spi bool, coreHz uint32) bcm2835.Regs {
-	return &spanRegs{c: c, r: r, spi: spi, coreHz: coreHz}
+func regs[O bcm2835.Offset](c *boardCPU, r bcm2835.Regs[O], spi bool, coreHz uint32) bcm2835.Regs[O] {
+	return &spanRegs[O]{c: c, r: r, spi: spi, coreHz: coreHz}
 }
 
-type spanRegs struct {
+type spanRegs[O bcm2835.Offset] struct {
 	c       *boardCPU
-	r       bcm2835.Regs
+	r       bcm2835.Regs[O]
 	spi     bool
 	coreHz  uint32
 	byteNs  int64 // at the divider last written
 	wireEnd int64 // board time the bytes written so far are shifted by
 }
 
-func (v *spanRegs) Load(off uint32) uint32 {
+func (v *spanRegs[O]) Load(off O) uint32 {
 	c := v.c
 	prev := c.at
 	c.clk.Leave()
 	x := v.r.Load(off)
 	c.at = c.clk.Reached()
 	c.moved(prev, prev)
-	if v.spi && off == bcm2835.SPICS && x&bcm2835.CSTA != 0 && x&(bcm2835.CSRXD|bcm2835.CSDONE) == 0 {
+	if v.spi && bcm2835.SPIReg(off) == bcm2835.SPICS && bcm2835.CS(x)&bcm2835.CSTA != 0 && bcm2835.CS(x)&(bcm2835.CSRXD|bcm2835.CSDONE) == 0 {
 		c.to(max(v.wireEnd, c.at+c.waitStep))
 	}
 	return x
 }
 
-func (v *spanRegs) Store(off uint32, x uint32) {
+func (v *spanRegs[O]) Store(off O, x uint32) {
 	c := v.c
 	prev := c.at
 	c.clk.Leave()
@@ -218,7 +218,7 @@ func (v *spanRegs) Store(off uint32, x uint32) {
 	if !v.spi {
 		return
 	}
-	switch off {
+	switch bcm2835.SPIReg(off) {
 	case bcm2835.SPICLK:
 		v.byteNs = bcm2835.WireNs(v.coreHz, x, 1)
 	case bcm2835.SPIFIFO:

@@ -10,6 +10,7 @@ import (
 	"go.einride.tech/can"
 	"golang.org/x/sys/unix"
 
+	"cand/hw/bcm2835"
 	"cand/metrics"
 	"cand/sim/clock"
 )
@@ -47,8 +48,8 @@ type modelRegs struct {
 	work func()
 }
 
-func (m modelRegs) Load(off uint32) uint32 { m.clk.Access(); m.work(); return 0 }
-func (m modelRegs) Store(off, v uint32)    { m.clk.Access(); m.work() }
+func (m modelRegs) Load(off bcm2835.GPIOReg) uint32     { m.clk.Access(); m.work(); return 0 }
+func (m modelRegs) Store(off bcm2835.GPIOReg, v uint32) { m.clk.Access(); m.work() }
 
 // The reference's host code takes no board time: on a clock bound under the
 // strict rule at 8 times the host's cost of user code, 2 ms and more of host
@@ -103,7 +104,7 @@ func hostWorkAttempt(t *testing.T, clk *clock.Clock, cpu *boardCPU) []string {
 	if d := cpu.now() - at0; d < 0 || d > slack {
 		msgs = append(msgs, fmt.Sprintf("%v of host work moved the board's time by %v, want 0 (at most %v between spans)", host, time.Duration(d), time.Duration(slack)))
 	}
-	regs := cpu.regs(modelRegs{clk: clk, work: func() { hostWork(t) }}, false, 0)
+	regs := regs(cpu, modelRegs{clk: clk, work: func() { hostWork(t) }}, false, 0)
 	at1 := cpu.now()
 	regs.Store(0, 1)
 	regs.Load(0)

@@ -79,7 +79,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 		return err
 	}
 	defer restore()
-	g := bcm2835.NewGPIO(cpu.regs(pi.SoCModel().GPIO(), false, 0), pi.SoC())
+	g := bcm2835.NewGPIO(regs(cpu, pi.SoCModel().GPIO(), false, 0), pi.SoC())
 	var plan bcm2835.PinPlan
 	for i := range cfg.Controllers {
 		cs, err := chipSelect(&cfg.Controllers[i])
@@ -97,7 +97,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 	// At fixed clocks the core clock is the highest: dividers sized for it give
 	// each device its SCLK, as the kernel's spi-bcm2835 sizes them for the core
 	// clock it runs at.
-	spi := bcm2835.NewSPI(cpu.regs(pi.SoCModel().SPI0(), true, pi.CoreClockHz()), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()})
+	spi := bcm2835.NewSPI(regs(cpu, pi.SoCModel().SPI0(), true, pi.CoreClockHz()), g, bcm2835.SPIOptions{CoreClockHz: pi.CoreClockHz(), PollBudget: cfg.Hardware.PollBudget.D()})
 	d := &driver{stop: &atomic.Bool{}, cpu: cpu}
 	cpu.sample, cpu.watch = d.sample, d.watch
 	for i := range cfg.Controllers {
@@ -123,7 +123,7 @@ func Run(ctx context.Context, c Config, ready func([]Port)) error {
 			edge: func() int64 { return dp.fallNs }, stalls: func() uint64 { return cpu.stallSeq }}
 		dp.port.deliver = dp.write
 		dp.port.errFrame = dp.writeError
-		mode := uint8(mcp2515.ModeNormal)
+		mode := mcp2515.ModeNormal
 		switch cc.Mode {
 		case config.ModeLoopback:
 			mode = mcp2515.ModeLoopback

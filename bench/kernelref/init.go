@@ -17,7 +17,7 @@ const ostDelay = 5 * time.Millisecond
 // CANSTAT polled until the chip is in it, every millisecond for up to a second).
 // The waits pass on the board's clock (the kernel sleeps; here they are charged,
 // before any figure is taken), so the chip's oscillator start-up is the board's.
-func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
+func (p *port) open(cnf1, cnf2, cnf3 uint8, mode mcp2515.Mode) error {
 	sleep := p.spend
 	sleep(ostDelay)
 	p.tx[0] = mcp2515.InstrReset
@@ -29,15 +29,15 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 	if err != nil {
 		return err
 	}
-	if st&mcp2515.CANSTATOPMOD != mcp2515.ModeConfig {
+	if mcp2515.OPMOD(st) != mcp2515.ModeConfig {
 		return fmt.Errorf("kernelref: CANSTAT %#02x after RESET: the chip is not in Configuration mode", st)
 	}
-	for _, w := range [][2]uint8{{mcp2515.RegCNF1, cnf1}, {mcp2515.RegCNF2, cnf2}} {
-		if err := p.writeReg(w[0], w[1]); err != nil {
+	for _, w := range []regValue{{mcp2515.RegCNF1, mcp2515.Bits(cnf1)}, {mcp2515.RegCNF2, mcp2515.Bits(cnf2)}} {
+		if err := p.writeReg(w.reg, w.v); err != nil {
 			return err
 		}
 	}
-	if err := p.writeBits(mcp2515.RegCNF3, mcp2515.CNF3PHSEG2, cnf3&mcp2515.CNF3PHSEG2); err != nil {
+	if err := p.writeBits(mcp2515.RegCNF3, mcp2515.CNF3PHSEG2, mcp2515.Bits(cnf3)&mcp2515.CNF3PHSEG2); err != nil {
 		return err
 	}
 	if err := p.writeReg(mcp2515.RegRXB0CTRL, mcp2515.RXB0CTRLBUKT|mcp2515.RXBCTRLRXMAny); err != nil {
@@ -49,7 +49,7 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 	if err := p.writeReg(mcp2515.RegCANINTE, canintE); err != nil {
 		return err
 	}
-	if err := p.writeReg(mcp2515.RegCANCTRL, mode); err != nil {
+	if err := p.writeReg(mcp2515.RegCANCTRL, mcp2515.REQOP(mode)); err != nil {
 		return err
 	}
 	for tries := 0; mode == mcp2515.ModeNormal; tries++ {
@@ -57,7 +57,7 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 		if err != nil {
 			return err
 		}
-		if st&mcp2515.CANSTATOPMOD == mcp2515.ModeNormal {
+		if mcp2515.OPMOD(st) == mcp2515.ModeNormal {
 			break
 		}
 		if tries == 1000 {
@@ -73,10 +73,16 @@ func (p *port) open(cnf1, cnf2, cnf3, mode uint8) error {
 // then Configuration mode (the kernel puts the chip to Sleep; Configuration mode
 // is how cand leaves it).
 func (p *port) stop() error {
-	for _, w := range [][2]uint8{{mcp2515.RegCANINTE, 0}, {mcp2515.RegCANINTF, 0}, {mcp2515.RegTXB0CTRL, 0}, {mcp2515.RegCANCTRL, mcp2515.ModeConfig}} {
-		if err := p.writeReg(w[0], w[1]); err != nil {
+	for _, w := range []regValue{{mcp2515.RegCANINTE, 0}, {mcp2515.RegCANINTF, 0}, {mcp2515.RegTXB0CTRL, 0}, {mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig)}} {
+		if err := p.writeReg(w.reg, w.v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// regValue is a register and the value written to it.
+type regValue struct {
+	reg mcp2515.Addr
+	v   mcp2515.Bits
 }

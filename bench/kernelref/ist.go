@@ -137,28 +137,28 @@ func (p *port) trans(n int) error {
 }
 
 // read2 is mcp251x_read_2regs: READ reg, two data bytes (4 bytes).
-func (p *port) read2(reg uint8) (v1, v2 uint8, err error) {
-	p.tx[0], p.tx[1], p.tx[2], p.tx[3] = mcp2515.InstrRead, reg, 0, 0
+func (p *port) read2(reg mcp2515.Addr) (v1, v2 mcp2515.Bits, err error) {
+	p.tx[0], p.tx[1], p.tx[2], p.tx[3] = mcp2515.InstrRead, byte(reg), 0, 0
 	err = p.trans(4)
-	return p.rx[2], p.rx[3], err
+	return mcp2515.Bits(p.rx[2]), mcp2515.Bits(p.rx[3]), err
 }
 
 // readReg is mcp251x_read_reg: READ reg, one data byte (3 bytes).
-func (p *port) readReg(reg uint8) (uint8, error) {
-	p.tx[0], p.tx[1], p.tx[2] = mcp2515.InstrRead, reg, 0
+func (p *port) readReg(reg mcp2515.Addr) (mcp2515.Bits, error) {
+	p.tx[0], p.tx[1], p.tx[2] = mcp2515.InstrRead, byte(reg), 0
 	err := p.trans(3)
-	return p.rx[2], err
+	return mcp2515.Bits(p.rx[2]), err
 }
 
 // writeReg is mcp251x_write_reg: WRITE reg, value (3 bytes).
-func (p *port) writeReg(reg, v uint8) error {
-	p.tx[0], p.tx[1], p.tx[2] = mcp2515.InstrWrite, reg, v
+func (p *port) writeReg(reg mcp2515.Addr, v mcp2515.Bits) error {
+	p.tx[0], p.tx[1], p.tx[2] = mcp2515.InstrWrite, byte(reg), byte(v)
 	return p.trans(3)
 }
 
 // writeBits is mcp251x_write_bits: BIT MODIFY reg, mask, value (4 bytes).
-func (p *port) writeBits(reg, mask, v uint8) error {
-	p.tx[0], p.tx[1], p.tx[2], p.tx[3] = mcp2515.InstrBitModify, reg, mask, v
+func (p *port) writeBits(reg mcp2515.Addr, mask, v mcp2515.Bits) error {
+	p.tx[0], p.tx[1], p.tx[2], p.tx[3] = mcp2515.InstrBitModify, byte(reg), byte(mask), byte(v)
 	return p.trans(4)
 }
 
@@ -167,7 +167,7 @@ func (p *port) writeBits(reg, mask, v uint8) error {
 // chip clears RXnIF when CS rises), the frame decoded, then netif_rx.
 func (p *port) hwRx(n int) error {
 	clear(p.tx[:rxBufLen])
-	p.tx[0] = mcp2515.InstrReadRxBuf | byte(n)*mcp2515.RxBufRXB1SIDH
+	p.tx[0] = mcp2515.ReadRxBuf(n)
 	if err := p.trans(rxBufLen); err != nil {
 		return err
 	}
@@ -177,11 +177,11 @@ func (p *port) hwRx(n int) error {
 	var f can.Frame
 	f.ID, f.IsExtended = mcp2515.GetID(b[mcp2515.BufSIDH : mcp2515.BufSIDH+4])
 	if f.IsExtended {
-		f.IsRemote = b[mcp2515.BufDLC]&mcp2515.DLCRTR != 0
+		f.IsRemote = mcp2515.Bits(b[mcp2515.BufDLC])&mcp2515.DLCRTR != 0
 	} else {
-		f.IsRemote = b[mcp2515.BufSIDL]&mcp2515.SIDLSRR != 0
+		f.IsRemote = mcp2515.Bits(b[mcp2515.BufSIDL])&mcp2515.SIDLSRR != 0
 	}
-	f.Length = min(b[mcp2515.BufDLC]&mcp2515.DLCMask, 8) // can_cc_dlc2len
+	f.Length = min(uint8(mcp2515.Bits(b[mcp2515.BufDLC])&mcp2515.DLCMask), 8) // can_cc_dlc2len
 	copy(f.Data[:f.Length], b[mcp2515.BufD0:])
 	if f.IsRemote {
 		f.Data = can.Data{}
@@ -295,11 +295,11 @@ func (p *port) pass() error {
 // errorState is mcp251x_can_ist's state update: the first of TXBO, TXEP, RXEP,
 // TXWAR, RXWAR in EFLG sets the state; with ERRIF an error frame goes up, with
 // the overflow bits counted and CAN_ERR_CRTL_RX_OVERFLOW added.
-func (p *port) errorState(intf, eflag uint8) {
+func (p *port) errorState(intf, eflag mcp2515.Bits) {
 	var e socketcan.ErrorFrame
 	p.state = stateActive
 	for _, s := range [...]struct {
-		bit   uint8
+		bit   mcp2515.Bits
 		state state
 		class uint32 // the error frame's class
 		crtl  uint8  // its CAN_ERR_CRTL_* bit, with class CAN_ERR_CRTL
@@ -322,7 +322,7 @@ func (p *port) errorState(intf, eflag uint8) {
 	if intf&mcp2515.IntERR == 0 {
 		return
 	}
-	for _, ovr := range []uint8{mcp2515.EFLGRX0OVR, mcp2515.EFLGRX1OVR} {
+	for _, ovr := range []mcp2515.Bits{mcp2515.EFLGRX0OVR, mcp2515.EFLGRX1OVR} {
 		if eflag&ovr != 0 {
 			p.st.Overflows.Inc()
 			if p.stalls != nil && p.stalls() != p.stall0 {

@@ -23,8 +23,8 @@ func TestErrorState(t *testing.T) {
 	overflowBusOff.Controller(socketcan.CAN_ERR_CRTL_RX_OVERFLOW)
 	for _, tc := range []struct {
 		name      string
-		intf      uint8
-		eflag     uint8
+		intf      mcp2515.Bits
+		eflag     mcp2515.Bits
 		state     state
 		frame     *socketcan.ErrorFrame // nil: none goes up
 		overflows uint64

@@ -38,13 +38,13 @@ func (c *fakeChip) Transfer(tx, rx []byte, t *bcm2835.Timing) error {
 		c.regs[tx[1]] = c.regs[tx[1]]&^tx[2] | tx[3]&tx[2]
 	case op&0xF9 == mcp2515.InstrReadRxBuf:
 		n := int(op>>2) & 1
-		base := mcp2515.RegRXB0CTRL + 0x10*n
+		base := mcp2515.RXBnCTRL(n)
 		copy(rx[1:], c.regs[base+1:base+14])
-		c.regs[mcp2515.RegCANINTF] &^= mcp2515.IntRX0 << n
+		c.regs[mcp2515.RegCANINTF] &^= byte(mcp2515.IntRX0 << n)
 	case op&0xF8 == mcp2515.InstrLoadTxBuf:
 		copy(c.regs[mcp2515.RegTXB0CTRL+1:], tx[1:])
 	case op&0xF8 == mcp2515.InstrRTS:
-		c.regs[mcp2515.RegTXB0CTRL] |= mcp2515.TXBCTRLTXREQ
+		c.regs[mcp2515.RegTXB0CTRL] |= byte(mcp2515.TXBCTRLTXREQ)
 	}
 	if c.after != nil {
 		c.after(len(c.log), tx)
@@ -54,11 +54,11 @@ func (c *fakeChip) Transfer(tx, rx []byte, t *bcm2835.Timing) error {
 
 // load puts f in RX buffer n and sets its flag.
 func (c *fakeChip) load(n int, f can.Frame) {
-	base := mcp2515.RegRXB0CTRL + 0x10*n
+	base := mcp2515.RXBnCTRL(n)
 	mcp2515.PutID(c.regs[base+mcp2515.BufSIDH:], f.ID, f.IsExtended)
 	c.regs[base+mcp2515.BufDLC] = f.Length
 	copy(c.regs[base+mcp2515.BufD0:], f.Data[:])
-	c.regs[mcp2515.RegCANINTF] |= mcp2515.IntRX0 << n
+	c.regs[mcp2515.RegCANINTF] |= byte(mcp2515.IntRX0 << n)
 }
 
 func newTestPort(c *fakeChip) (*port, *[]can.Frame, *[]socketcan.ErrorFrame) {
@@ -135,8 +135,8 @@ func TestISTSequence(t *testing.T) {
 			setup: func(c *fakeChip) {
 				c.load(0, frame(0x123, 1))
 				c.load(1, frame(0x123, 2))
-				c.regs[mcp2515.RegCANINTF] |= mcp2515.IntERR
-				c.regs[mcp2515.RegEFLG] = mcp2515.EFLGRX1OVR
+				c.regs[mcp2515.RegCANINTF] |= byte(mcp2515.IntERR)
+				c.regs[mcp2515.RegEFLG] = byte(mcp2515.EFLGRX1OVR)
 			},
 			want: "03/4 90/14 94/14 05/4 05/4 03/4", bytes: 44, frames: 2,
 		},
@@ -189,8 +189,8 @@ func TestTXSequence(t *testing.T) {
 		c := &fakeChip{}
 		c.after = func(n int, tx []byte) {
 			if tx[0] == mcp2515.InstrRTS|mcp2515.RTSTXB0 {
-				c.regs[mcp2515.RegTXB0CTRL] &^= mcp2515.TXBCTRLTXREQ
-				c.regs[mcp2515.RegCANINTF] |= mcp2515.IntTX0
+				c.regs[mcp2515.RegTXB0CTRL] &^= byte(mcp2515.TXBCTRLTXREQ)
+				c.regs[mcp2515.RegCANINTF] |= byte(mcp2515.IntTX0)
 			}
 		}
 		p, _, _ := newTestPort(c)
@@ -204,7 +204,7 @@ func TestTXSequence(t *testing.T) {
 		mcp2515.PutID(sidh[:], f.ID, f.IsExtended)
 		dlc := f.Length
 		if f.IsRemote {
-			dlc |= mcp2515.DLCRTR
+			dlc |= byte(mcp2515.DLCRTR)
 		}
 		loaded := c.regs[mcp2515.RegTXB0CTRL+1 : mcp2515.RegTXB0CTRL+6]
 		if [5]byte(loaded) != [5]byte{sidh[0], sidh[1], sidh[2], sidh[3], dlc} {

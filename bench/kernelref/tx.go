@@ -33,7 +33,7 @@ func (p *port) txWork() error {
 	mcp2515.PutID(p.tx[mcp2515.BufSIDH:mcp2515.BufSIDH+4], f.ID, f.IsExtended)
 	p.tx[mcp2515.BufDLC] = uint8(n)
 	if f.IsRemote {
-		p.tx[mcp2515.BufDLC] |= mcp2515.DLCRTR
+		p.tx[mcp2515.BufDLC] |= byte(mcp2515.DLCRTR)
 	}
 	copy(p.tx[mcp2515.BufD0:], f.Data[:n])
 	if err := p.trans(mcp2515.BufD0 + n); err != nil {

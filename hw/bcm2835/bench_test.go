@@ -12,14 +12,14 @@ import (
 // is the atomic access itself; on the sim it is the model's work.
 func BenchmarkGPIO(b *testing.B) {
 	mem := make([]byte, bcm2835.BlockSize)
-	mm, err := bcm2835.NewMMIO(mem)
+	mm, err := bcm2835.NewMMIO[bcm2835.GPIOReg](mem)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sim := soc.New(core, bcm2835.SoCBCM2837)
 	for _, be := range []struct {
 		name string
-		regs bcm2835.Regs
+		regs bcm2835.Regs[bcm2835.GPIOReg]
 	}{{"mmio", mm}, {"sim", sim.GPIO()}} {
 		g := bcm2835.NewGPIO(be.regs, bcm2835.SoCBCM2837)
 		g.SetFunction(22, bcm2835.FselOutput)

@@ -42,7 +42,7 @@ func Divider(coreHz, wantHz uint32) (cdiv uint32, sclkHz uint32) {
 // CDIV[15:0] with odd values rounded down, 0 meaning 65536. (A written 1 rounds down
 // to 0 and so to 65536; Divider never produces it.)
 func EffectiveDivider(clk uint32) uint32 {
-	d := clk & 0xFFFF &^ 1
+	d := clk & CLKCDIV &^ 1
 	if d == 0 {
 		return MaxCDIV
 	}

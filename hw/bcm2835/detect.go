@@ -203,7 +203,7 @@ func Detect(root string) (Board, error) {
 // its SoC, board type, peripheral base, GPIO count and core clock range. The
 // virtual Pi plays boards by their revision code.
 func FromRevision(rev uint32) (Board, error) {
-	rev &= 0xFFFFFF
+	rev &= revCodeMask
 	proc, typ, err := decodeRevision(rev)
 	if err != nil {
 		return Board{}, err
@@ -278,7 +278,7 @@ func readRevision(root string) (rev uint32, ok bool, err error) {
 		if len(b) != 4 {
 			return 0, false, fmt.Errorf("/%s has %d bytes, want 4", pathDTRevision, len(b))
 		}
-		return binary.BigEndian.Uint32(b) & 0xFFFFFF, true, nil
+		return binary.BigEndian.Uint32(b) & revCodeMask, true, nil
 	}
 	v, found := cpuinfoField(root, "Revision")
 	if !found {
@@ -288,7 +288,7 @@ func readRevision(root string) (rev uint32, ok bool, err error) {
 	if perr != nil {
 		return 0, false, fmt.Errorf("/proc/cpuinfo Revision %q is not hexadecimal", v)
 	}
-	return uint32(n) & 0xFFFFFF, true, nil
+	return uint32(n) & revCodeMask, true, nil
 }
 
 func cpuinfoField(root, key string) (string, bool) {
@@ -308,6 +308,7 @@ func cpuinfoField(root, key string) (string, bool) {
 // Revision code fields (raspberrypi/documentation computers/raspberry-pi.adoc
 // "Raspberry Pi revision codes"; periph rpi/rpi.go; pigpio).
 const (
+	revCodeMask   = 0xFFFFFF // bits 0..23: the code; the bits above are warranty flags
 	revNewStyle   = 1 << 23
 	revProcShift  = 12
 	revProcMask   = 0xF

@@ -159,11 +159,11 @@ func TestMap(t *testing.T) {
 			if len(m.SPI0) != BlockSize || len(m.GPIO) != BlockSize {
 				t.Fatalf("views are %d and %d bytes, want %d", len(m.SPI0), len(m.GPIO), BlockSize)
 			}
-			spi, err := NewMMIO(m.SPI0)
+			spi, err := NewMMIO[SPIReg](m.SPI0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gpio, err := NewMMIO(m.GPIO)
+			gpio, err := NewMMIO[GPIOReg](m.GPIO)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +192,7 @@ func TestMap(t *testing.T) {
 			}
 			defer f.Close()
 			buf := make([]byte, 4)
-			if _, err := f.ReadAt(buf, int64(b.PeriBase)+SPI0Offset+SPICLK); err != nil {
+			if _, err := f.ReadAt(buf, int64(b.PeriBase)+SPI0Offset+int64(SPICLK)); err != nil {
 				t.Fatal(err)
 			}
 			if got := binary.LittleEndian.Uint32(buf); got != 0x2A {

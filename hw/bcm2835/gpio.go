@@ -47,14 +47,14 @@ const pullSettleNs = 10_000
 // configuring, from one goroutine, before the hot path runs (the kernel's pinctrl
 // may also write GPFSEL; do not configure lines the kernel is using).
 type GPIO struct {
-	r   Regs
+	r   Regs[GPIOReg]
 	soc SoC
 	n   int
 }
 
 // NewGPIO drives the GPIO block at r for the given SoC (which selects the pull
 // mechanism and the pin count; SoCUnknown is treated as BCM2835).
-func NewGPIO(r Regs, soc SoC) *GPIO {
+func NewGPIO(r Regs[GPIOReg], soc SoC) *GPIO {
 	return &GPIO{r: r, soc: soc, n: soc.NumGPIO()}
 }
 
@@ -75,61 +75,44 @@ func (g *GPIO) check(pin int) error {
 }
 
 // SetFunction sets the pin's function select (FselInput, FselOutput, FselAlt0..5).
-func (g *GPIO) SetFunction(pin int, fsel uint32) error {
+func (g *GPIO) SetFunction(pin int, fsel Fsel) error {
 	if err := g.check(pin); err != nil {
 		return err
 	}
-	if fsel > 7 {
+	if fsel > FselMask {
 		return fmt.Errorf("bcm2835: function select %#b for GPIO%d is not a 3-bit value", fsel, pin)
 	}
-	off := GPFSEL0 + uint32(pin/10)*4
-	sh := uint32(pin%10) * 3
+	off, sh := GPFSELn(pin), FselShift(pin)
 	v := g.r.Load(off)
-	g.r.Store(off, v&^(7<<sh)|fsel<<sh)
+	g.r.Store(off, v&^(FselMask<<sh)|uint32(fsel)<<sh)
 	return nil
 }
 
 // Function returns the pin's function select (FselInput for an invalid pin).
-func (g *GPIO) Function(pin int) uint32 {
+func (g *GPIO) Function(pin int) Fsel {
 	if !g.Valid(pin) {
 		return FselInput
 	}
-	return g.r.Load(GPFSEL0+uint32(pin/10)*4) >> (uint32(pin%10) * 3) & 7
-}
-
-// bank returns the register offset step (0 or 4) and bit for pin. Pins are masked
-// into the two banks, so an invalid pin can never reach another register.
-func bank(pin int) (uint32, uint32) {
-	return uint32(pin>>5&1) << 2, 1 << uint32(pin&31)
+	return Fsel(g.r.Load(GPFSELn(pin)) >> FselShift(pin) & FselMask)
 }
 
 // Set drives the pin's output latch high (GPSETn); one store.
-func (g *GPIO) Set(pin int) {
-	b, bit := bank(pin)
-	g.r.Store(GPSET0+b, bit)
-}
+func (g *GPIO) Set(pin int) { g.r.Store(GPSETn(pin), PinBit(pin)) }
 
 // Clear drives the pin's output latch low (GPCLRn); one store.
-func (g *GPIO) Clear(pin int) {
-	b, bit := bank(pin)
-	g.r.Store(GPCLR0+b, bit)
-}
+func (g *GPIO) Clear(pin int) { g.r.Store(GPCLRn(pin), PinBit(pin)) }
 
 // Write drives the pin high or low; one store.
 func (g *GPIO) Write(pin int, high bool) {
-	b, bit := bank(pin)
-	off := GPCLR0 + b
+	off := GPCLRn(pin)
 	if high {
-		off = GPSET0 + b
+		off = GPSETn(pin)
 	}
-	g.r.Store(off, bit)
+	g.r.Store(off, PinBit(pin))
 }
 
 // Level reads the pin's level (GPLEVn); one load.
-func (g *GPIO) Level(pin int) bool {
-	b, bit := bank(pin)
-	return g.r.Load(GPLEV0+b)&bit != 0
-}
+func (g *GPIO) Level(pin int) bool { return g.r.Load(GPLEVn(pin))&PinBit(pin) != 0 }
 
 // SetPull sets the pin's pull resistor. On BCM2835/6/7 it runs the GPPUD/GPPUDCLK
 // sequence with the datasheet's settling waits (tens of µs, spinning); on BCM2711 it
@@ -142,8 +125,7 @@ func (g *GPIO) SetPull(pin int, p Pull) error {
 		return fmt.Errorf("bcm2835: pull %d for GPIO%d is not off, down or up", p, pin)
 	}
 	if g.soc.PullRegisters() {
-		off := GPIOPUPPDN0 + uint32(pin/16)*4
-		sh := uint32(pin%16) * 2
+		off, sh := GPIOPUPPDNn(pin), PupPdnShift(pin)
 		f := uint32(pupPdnNone)
 		switch p {
 		case PullUp:
@@ -152,16 +134,15 @@ func (g *GPIO) SetPull(pin int, p Pull) error {
 			f = pupPdnDown
 		}
 		v := g.r.Load(off)
-		g.r.Store(off, v&^(3<<sh)|f<<sh)
+		g.r.Store(off, v&^(PupPdnMask<<sh)|f<<sh)
 		return nil
 	}
-	b, bit := bank(pin)
 	g.r.Store(GPPUD, uint32(p))
 	settle()
-	g.r.Store(GPPUDCLK0+b, bit)
+	g.r.Store(GPPUDCLKn(pin), PinBit(pin))
 	settle()
 	g.r.Store(GPPUD, 0)
-	g.r.Store(GPPUDCLK0+b, 0)
+	g.r.Store(GPPUDCLKn(pin), 0)
 	return nil
 }
 
@@ -174,7 +155,7 @@ func (g *GPIO) Pull(pin int) (Pull, error) {
 	if !g.soc.PullRegisters() {
 		return PullOff, fmt.Errorf("bcm2835: %v cannot read back GPIO%d's pull (GPPUD is write-only): keep the value you set", g.soc, pin)
 	}
-	switch g.r.Load(GPIOPUPPDN0+uint32(pin/16)*4) >> (uint32(pin%16) * 2) & 3 {
+	switch g.r.Load(GPIOPUPPDNn(pin)) >> PupPdnShift(pin) & PupPdnMask {
 	case pupPdnUp:
 		return PullUp, nil
 	case pupPdnDown:

@@ -12,12 +12,12 @@ type regLog struct {
 	log []string
 }
 
-func (r *regLog) Load(off uint32) uint32 {
+func (r *regLog) Load(off GPIOReg) uint32 {
 	r.log = append(r.log, fmt.Sprintf("L%02x", off))
 	return r.mem[off/4]
 }
 
-func (r *regLog) Store(off, v uint32) {
+func (r *regLog) Store(off GPIOReg, v uint32) {
 	r.log = append(r.log, fmt.Sprintf("S%02x=%x", off, v))
 	r.mem[off/4] = v
 }
@@ -45,7 +45,7 @@ func TestGPIOFunction(t *testing.T) {
 	if err := g.SetFunction(17, FselAlt4); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.mem[1]; got != 0xFFFFFFFF&^(7<<21)|FselAlt4<<21 {
+	if got := r.mem[1]; got != 0xFFFFFFFF&^(7<<21)|uint32(FselAlt4)<<21 {
 		t.Fatalf("GPFSEL1 = %#x", got)
 	}
 	if g.Function(17) != FselAlt4 || g.Function(18) != 7 {

@@ -6,14 +6,14 @@ import (
 )
 
 func TestMMIO(t *testing.T) {
-	if _, err := NewMMIO(make([]byte, BlockSize-4)); err == nil || !strings.Contains(err.Error(), "4092 bytes") {
+	if _, err := NewMMIO[SPIReg](make([]byte, BlockSize-4)); err == nil || !strings.Contains(err.Error(), "4092 bytes") {
 		t.Fatalf("short block: err = %v", err)
 	}
 	mem := make([]byte, 2*BlockSize)
-	if _, err := NewMMIO(mem[1 : 1+BlockSize]); err == nil || !strings.Contains(err.Error(), "aligned") {
+	if _, err := NewMMIO[SPIReg](mem[1 : 1+BlockSize]); err == nil || !strings.Contains(err.Error(), "aligned") {
 		t.Fatalf("unaligned block: err = %v", err)
 	}
-	m, err := NewMMIO(mem)
+	m, err := NewMMIO[SPIReg](mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestMMIO(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { m.Store(SPIFIFO, m.Load(SPICS)) }); allocs != 0 {
 		t.Fatalf("%v allocations per access", allocs)
 	}
-	for _, off := range []uint32{BlockSize, 2} {
+	for _, off := range []SPIReg{BlockSize, 2} {
 		func() {
 			defer func() {
 				if recover() == nil {

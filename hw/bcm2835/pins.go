@@ -26,7 +26,7 @@ type PinPlan struct {
 type pinStep struct {
 	pin   int
 	role  string
-	fsel  uint32
+	fsel  Fsel
 	pull  bool // set PullUp
 	drive bool // latch level before switching to output
 	level bool
@@ -40,7 +40,7 @@ type Saved struct {
 
 type savedPin struct {
 	pin      int
-	fsel     uint32
+	fsel     Fsel
 	level    bool // output latch, when fsel was FselOutput
 	pull     Pull
 	pullRead bool // the SoC could read the pull back (BCM2711)

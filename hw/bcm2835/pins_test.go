@@ -13,17 +13,17 @@ type memRegs struct {
 	log []string
 }
 
-func (m *memRegs) Load(off uint32) uint32 { return m.w[off/4] }
-func (m *memRegs) Store(off uint32, v uint32) {
+func (m *memRegs) Load(off GPIOReg) uint32 { return m.w[off/4] }
+func (m *memRegs) Store(off GPIOReg, v uint32) {
 	m.w[off/4] = v
 	m.log = append(m.log, fmt.Sprintf("%#02x=%#x", off, v))
 }
 
 // fsel builds GPFSEL word values: pins (mod 10) → function.
-func fsel(fs map[int]uint32) uint32 {
+func fsel(fs map[int]Fsel) uint32 {
 	var v uint32
 	for p, f := range fs {
-		v |= f << (uint32(p%10) * 3)
+		v |= uint32(f) << (uint32(p%10) * 3)
 	}
 	return v
 }
@@ -31,7 +31,8 @@ func fsel(fs map[int]uint32) uint32 {
 func noEdgeRegisters(t *testing.T, log []string) {
 	t.Helper()
 	for _, e := range log {
-		var off, v uint32
+		var off GPIOReg
+		var v uint32
 		fmt.Sscanf(e, "%x=%x", &off, &v)
 		if off >= GPEDS0 && off <= GPAFEN0+4 {
 			t.Errorf("store to edge-detect register: %s", e)
@@ -45,26 +46,26 @@ func noEdgeRegisters(t *testing.T, log []string) {
 func TestSetupPinsPiCAN2(t *testing.T) {
 	r := &memRegs{}
 	g := NewGPIO(r, SoCBCM2837)
-	fsel0 := fsel(map[int]uint32{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselOutput})
+	fsel0 := fsel(map[int]Fsel{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselOutput})
 	r.w[GPFSEL0/4] = fsel0
-	r.w[(GPFSEL0+8)/4] = fsel(map[int]uint32{24: FselOutput})
+	r.w[(GPFSEL0+8)/4] = fsel(map[int]Fsel{24: FselOutput})
 	r.w[GPLEV0/4] = 1 << 8
 
 	s, err := SetupPins(g, PinPlan{ChipSelects: []ChipSelect{{Native: 0}}, Interrupts: []int{25}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantFsel0 := fsel(map[int]uint32{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0, 9: FselAlt0})
-	wantFsel1 := fsel(map[int]uint32{10: FselAlt0, 11: FselAlt0})
-	wantFsel2 := fsel(map[int]uint32{24: FselOutput, 25: FselInput})
+	wantFsel0 := fsel(map[int]Fsel{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0, 9: FselAlt0})
+	wantFsel1 := fsel(map[int]Fsel{10: FselAlt0, 11: FselAlt0})
+	wantFsel2 := fsel(map[int]Fsel{24: FselOutput, 25: FselInput})
 	if got := [3]uint32{r.w[0], r.w[1], r.w[2]}; got != [3]uint32{wantFsel0, wantFsel1, wantFsel2} {
 		t.Fatalf("GPFSEL0..2 = %#x, want %#x", got, [3]uint32{wantFsel0, wantFsel1, wantFsel2})
 	}
 	wantLog := []string{
 		// CE0 (GPIO8) to ALT0, then MISO, MOSI, SCLK
-		fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0})),
+		fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0})),
 		fmt.Sprintf("0x00=%#x", wantFsel0),
-		fmt.Sprintf("0x04=%#x", fsel(map[int]uint32{10: FselAlt0})),
+		fmt.Sprintf("0x04=%#x", fsel(map[int]Fsel{10: FselAlt0})),
 		fmt.Sprintf("0x04=%#x", wantFsel1),
 		// INT: input, then the GPPUD pull-up sequence on GPIO25
 		fmt.Sprintf("0x08=%#x", wantFsel2),
@@ -87,9 +88,9 @@ func TestSetupPinsPiCAN2(t *testing.T) {
 	}
 	wantRestore := []string{
 		fmt.Sprintf("0x08=%#x", wantFsel2), // GPIO25 was an input: same word again
-		fmt.Sprintf("0x04=%#x", fsel(map[int]uint32{10: FselAlt0})),
+		fmt.Sprintf("0x04=%#x", fsel(map[int]Fsel{10: FselAlt0})),
 		"0x04=0x0",
-		fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0})),
+		fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{2: FselAlt0, 3: FselAlt0, 7: FselAlt0, 8: FselAlt0})),
 		"0x1c=0x100", // GPIO8 was an output, high: latch it before it becomes one again
 		fmt.Sprintf("0x00=%#x", fsel0),
 	}
@@ -124,17 +125,17 @@ func TestSetupPinsBCM2711GPIOChipSelect(t *testing.T) {
 	}
 	wantLog := []string{
 		"0x28=0x20", // GPIO5 latched low (inactive for active-high)...
-		fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{5: FselOutput})), // ...then made an output
-		fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{5: FselOutput, 7: FselAlt0})),
-		fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{5: FselOutput, 7: FselAlt0, 9: FselAlt0})),
-		fmt.Sprintf("0x04=%#x", fsel(map[int]uint32{10: FselAlt0})),
-		fmt.Sprintf("0x04=%#x", fsel(map[int]uint32{10: FselAlt0, 11: FselAlt0})),
+		fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{5: FselOutput})), // ...then made an output
+		fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{5: FselOutput, 7: FselAlt0})),
+		fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{5: FselOutput, 7: FselAlt0, 9: FselAlt0})),
+		fmt.Sprintf("0x04=%#x", fsel(map[int]Fsel{10: FselAlt0})),
+		fmt.Sprintf("0x04=%#x", fsel(map[int]Fsel{10: FselAlt0, 11: FselAlt0})),
 		"0x08=0x0", // GPIO23 input
 		fmt.Sprintf("0xe8=%#x", uint32(0b01)<<((23-16)*2)|uint32(0b10)<<((25-16)*2)),
 		"0x08=0x0", // GPIO25 input
 		fmt.Sprintf("0xe8=%#x", uint32(0b01)<<((23-16)*2)|uint32(0b01)<<((25-16)*2)),
 		"0x28=0x20000", // GPIO17 latched low, then output
-		fmt.Sprintf("0x04=%#x", fsel(map[int]uint32{10: FselAlt0, 11: FselAlt0, 17: FselOutput})),
+		fmt.Sprintf("0x04=%#x", fsel(map[int]Fsel{10: FselAlt0, 11: FselAlt0, 17: FselOutput})),
 	}
 	if !slices.Equal(r.log, wantLog) {
 		t.Fatalf("stores\n%q\nwant\n%q", r.log, wantLog)
@@ -158,7 +159,7 @@ func TestSetupPinsActiveLowGPIOChipSelectLatchedHigh(t *testing.T) {
 	if _, err := SetupPins(g, PinPlan{ChipSelects: []ChipSelect{{Native: -1, GPIO: 8}}}); err != nil {
 		t.Fatal(err)
 	}
-	if r.log[0] != "0x1c=0x100" || r.log[1] != fmt.Sprintf("0x00=%#x", fsel(map[int]uint32{8: FselOutput})) {
+	if r.log[0] != "0x1c=0x100" || r.log[1] != fmt.Sprintf("0x00=%#x", fsel(map[int]Fsel{8: FselOutput})) {
 		t.Fatalf("stores %q: want GPSET0 bit 8 before GPIO8 becomes an output", r.log[:2])
 	}
 }

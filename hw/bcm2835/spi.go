@@ -59,7 +59,7 @@ type SPIOptions struct {
 // SPI is the SPI0 controller (BCM2835 ARM Peripherals §10) driven in polled mode.
 // It is owned by one thread: neither SPI nor its Devices may be used concurrently.
 type SPI struct {
-	regs      Regs
+	regs      Regs[SPIReg]
 	gpio      *GPIO
 	coreHz    uint32
 	minCoreHz uint32
@@ -70,13 +70,13 @@ type SPI struct {
 
 	// cspol holds CSPOL0/CSPOL1 for every native device: each CS write carries all
 	// of them, so an unselected CE stays at its own device's inactive level.
-	cspol   uint32
+	cspol   CS
 	claimed [2]int8 // per native CE: 0 unclaimed, 1 active-low, 2 active-high
 }
 
 // NewSPI drives the SPI0 block at regs. gpio is needed for GPIO chip selects (it
 // may be nil if every device uses a native CE).
-func NewSPI(regs Regs, gpio *GPIO, opt SPIOptions) *SPI {
+func NewSPI(regs Regs[SPIReg], gpio *GPIO, opt SPIOptions) *SPI {
 	s := &SPI{
 		regs:      regs,
 		gpio:      gpio,
@@ -136,9 +136,9 @@ type DeviceConfig struct {
 type Device struct {
 	spi       *SPI
 	cfg       DeviceConfig
-	mode      uint32 // CPOL|CPHA bits of CS
-	csField   uint32 // CS[1:0]
-	gpioCS    int    // -1 for a native CE
+	mode      CS  // CPOL|CPHA bits of CS
+	csField   CS  // CS[1:0]
+	gpioCS    int // -1 for a native CE
 	cdiv      uint32
 	sclkHz    uint32
 	byteNs    int64 // wire time of one byte at the highest core clock
@@ -180,15 +180,15 @@ func (s *SPI) Device(cfg DeviceConfig) (*Device, error) {
 			return nil, fmt.Errorf("bcm2835: SPI0 CE%d already has a device with the opposite chip-select polarity: one CE line has one polarity", n)
 		}
 		s.claimed[n] = pol
-		bit := uint32(1) << (CSCSPOLnSh + n)
+		bit := CSCSPOLn(n)
 		if cfg.CS.ActiveHigh {
 			s.cspol |= bit
 		} else {
 			s.cspol &^= bit
 		}
-		d.csField = uint32(n)
+		d.csField = CSCS(n)
 		// TA=0: every native CE goes to its inactive level now.
-		s.regs.Store(SPICS, s.cspol|CSCSNone)
+		StoreCS(s.regs, s.cspol|CSCSNone)
 	case -1:
 		if s.gpio == nil {
 			return nil, fmt.Errorf("bcm2835: SPI0 device with GPIO%d chip select but no GPIO block: pass the GPIO to NewSPI", cfg.CS.GPIO)

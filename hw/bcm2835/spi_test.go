@@ -28,17 +28,17 @@ func (e *echo) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte {
 
 // logRegs wraps a Regs and logs every access to it.
 type logRegs struct {
-	r   bcm2835.Regs
+	r   bcm2835.Regs[bcm2835.SPIReg]
 	log []string
 }
 
-func (l *logRegs) Load(off uint32) uint32 {
+func (l *logRegs) Load(off bcm2835.SPIReg) uint32 {
 	v := l.r.Load(off)
 	l.log = append(l.log, fmt.Sprintf("L%02x", off))
 	return v
 }
 
-func (l *logRegs) Store(off, v uint32) {
+func (l *logRegs) Store(off bcm2835.SPIReg, v uint32) {
 	l.log = append(l.log, fmt.Sprintf("S%02x=%x", off, v))
 	l.r.Store(off, v)
 }
@@ -50,7 +50,7 @@ type rig struct {
 	sl   *echo
 }
 
-func newRig(t testing.TB, regs func(bcm2835.Regs) bcm2835.Regs, opt bcm2835.SPIOptions) *rig {
+func newRig(t testing.TB, regs func(bcm2835.Regs[bcm2835.SPIReg]) bcm2835.Regs[bcm2835.SPIReg], opt bcm2835.SPIOptions) *rig {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	g := bcm2835.NewGPIO(s.GPIO(), bcm2835.SoCBCM2837)
 	for _, p := range []int{pinout.PinCE0, pinout.PinCE1, pinout.PinMISO, pinout.PinMOSI, pinout.PinSCLK} {
@@ -60,7 +60,7 @@ func newRig(t testing.TB, regs func(bcm2835.Regs) bcm2835.Regs, opt bcm2835.SPIO
 	if err := s.AttachSPI(sl, pinout.PinCE0, false); err != nil {
 		t.Fatal(err)
 	}
-	var r bcm2835.Regs = s.SPI0()
+	var r bcm2835.Regs[bcm2835.SPIReg] = s.SPI0()
 	if regs != nil {
 		r = regs(r)
 	}
@@ -82,7 +82,7 @@ var ce0 = bcm2835.DeviceConfig{ClockHz: 10_000_000, Mode: 0, CS: bcm2835.ChipSel
 // then only status and FIFO reads, then TA off with DONE written.
 func TestTransferRegisterSequence(t *testing.T) {
 	var lr *logRegs
-	r := newRig(t, func(in bcm2835.Regs) bcm2835.Regs { lr = &logRegs{r: in}; return lr }, bcm2835.SPIOptions{})
+	r := newRig(t, func(in bcm2835.Regs[bcm2835.SPIReg]) bcm2835.Regs[bcm2835.SPIReg] { lr = &logRegs{r: in}; return lr }, bcm2835.SPIOptions{})
 	cfg := ce0
 	cfg.Mode = 3
 	d := r.device(t, cfg)
@@ -195,17 +195,17 @@ func TestTransferDoesNotAllocate(t *testing.T) {
 }
 
 // deadSPI0 is a controller that never clocks: TA is stored, nothing ever arrives.
-type deadSPI0 struct{ cs uint32 }
+type deadSPI0 struct{ cs bcm2835.CS }
 
-func (d *deadSPI0) Load(off uint32) uint32 {
+func (d *deadSPI0) Load(off bcm2835.SPIReg) uint32 {
 	if off == bcm2835.SPICS {
-		return d.cs | bcm2835.CSTXD
+		return uint32(d.cs | bcm2835.CSTXD)
 	}
 	return 0
 }
-func (d *deadSPI0) Store(off, v uint32) {
+func (d *deadSPI0) Store(off bcm2835.SPIReg, v uint32) {
 	if off == bcm2835.SPICS {
-		d.cs = v
+		d.cs = bcm2835.CS(v)
 	}
 }
 
@@ -337,7 +337,7 @@ func TestTransferSleepsOnlyWhatPays(t *testing.T) {
 // controller, like the virtual Pi's whose time stops with the CPU thread's stalls,
 // gets nowhere.
 type pollSPI0 struct {
-	cs           uint32
+	cs           bcm2835.CS
 	tx, rx       []byte
 	polls        int
 	stallAt      int
@@ -345,7 +345,7 @@ type pollSPI0 struct {
 	sawLongPause bool
 }
 
-func (p *pollSPI0) Load(off uint32) uint32 {
+func (p *pollSPI0) Load(off bcm2835.SPIReg) uint32 {
 	switch off {
 	case bcm2835.SPICS:
 		p.polls++
@@ -367,7 +367,7 @@ func (p *pollSPI0) Load(off uint32) uint32 {
 		if p.cs&bcm2835.CSTA != 0 && len(p.tx) == 0 {
 			v |= bcm2835.CSDONE
 		}
-		return v
+		return uint32(v)
 	case bcm2835.SPIFIFO:
 		if len(p.rx) == 0 {
 			return 0
@@ -379,9 +379,10 @@ func (p *pollSPI0) Load(off uint32) uint32 {
 	return 0
 }
 
-func (p *pollSPI0) Store(off, v uint32) {
+func (p *pollSPI0) Store(off bcm2835.SPIReg, v uint32) {
 	switch off {
 	case bcm2835.SPICS:
+		v := bcm2835.CS(v)
 		if v&bcm2835.CSCLEARTX != 0 {
 			p.tx = p.tx[:0]
 		}

@@ -16,33 +16,14 @@ const SystemTimerOffset = 0x3000
 // clock-frequency = <1000000> of brcm,bcm2835-system-timer).
 const SystemTimerHz = 1_000_000
 
-// System Timer registers (BCM2835 ARM Peripherals §12.1).
-const (
-	STCS  = 0x00 // CS: match flags M0..M3, write 1 to clear
-	STCLO = 0x04 // CLO: counter bits 0..31, read-only
-	STCHI = 0x08 // CHI: counter bits 32..63, read-only
-	STC0  = 0x0C // C0..C3: compare values, one per channel
-	STC1  = 0x10
-	STC2  = 0x14
-	STC3  = 0x18
-)
-
-// System Timer CS register fields: Mn is set when CLO matched Cn.
-const (
-	STCSM0 = 1 << 0
-	STCSM1 = 1 << 1
-	STCSM2 = 1 << 2
-	STCSM3 = 1 << 3
-)
-
 // SystemTimer reads the System Timer's counter on a register block (MMIO on a
 // real Pi, the simulator's model on the virtual one).
 type SystemTimer struct {
-	r Regs
+	r Regs[STReg]
 }
 
 // NewSystemTimer reads the counter through r, the System Timer block.
-func NewSystemTimer(r Regs) *SystemTimer { return &SystemTimer{r: r} }
+func NewSystemTimer(r Regs[STReg]) *SystemTimer { return &SystemTimer{r: r} }
 
 // Count is the 64-bit counter, in µs since the SoC started counting. The two
 // halves are separate registers, so CLO may wrap between their reads (every

@@ -17,7 +17,7 @@ type tickingTimer struct {
 	loads int
 }
 
-func (f *tickingTimer) Load(off uint32) uint32 {
+func (f *tickingTimer) Load(off STReg) uint32 {
 	c := f.count
 	f.count += f.step
 	f.loads++
@@ -30,7 +30,7 @@ func (f *tickingTimer) Load(off uint32) uint32 {
 	return 0
 }
 
-func (f *tickingTimer) Store(uint32, uint32) { panic("the System Timer reader never writes") }
+func (f *tickingTimer) Store(STReg, uint32) { panic("the System Timer reader never writes") }
 
 // Count is right whichever read CLO wraps between: the count it returns is one
 // the counter held during the three reads.
@@ -93,8 +93,8 @@ func TestMapSystemTimer(t *testing.T) {
 			}
 			// CLO and CHI of a counter at 0x12_89ABCDEF.
 			at := int64(b.PeriBase) + SystemTimerOffset
-			_, err1 := f.WriteAt(binary.LittleEndian.AppendUint32(nil, 0x89ABCDEF), at+STCLO)
-			_, err2 := f.WriteAt(binary.LittleEndian.AppendUint32(nil, 0x12), at+STCHI)
+			_, err1 := f.WriteAt(binary.LittleEndian.AppendUint32(nil, 0x89ABCDEF), at+int64(STCLO))
+			_, err2 := f.WriteAt(binary.LittleEndian.AppendUint32(nil, 0x12), at+int64(STCHI))
 			f.Close()
 			if err := errors.Join(err1, err2); err != nil {
 				t.Fatal(err)
@@ -113,7 +113,7 @@ func TestMapSystemTimer(t *testing.T) {
 			if err := m.MapSystemTimer(b, root); err == nil {
 				t.Fatal("a second MapSystemTimer did not fail")
 			}
-			r, err := NewMMIO(m.SystemTimer)
+			r, err := NewMMIO[STReg](m.SystemTimer)
 			if err != nil {
 				t.Fatal(err)
 			}

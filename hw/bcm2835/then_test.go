@@ -39,9 +39,9 @@ func (c *csLog) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte {
 // accesses if logged.
 func thenRig(t *testing.T, logged bool) (*bcm2835.Device, *csLog, *logRegs, *rig) {
 	lr := &logRegs{}
-	var wrap func(bcm2835.Regs) bcm2835.Regs
+	var wrap func(bcm2835.Regs[bcm2835.SPIReg]) bcm2835.Regs[bcm2835.SPIReg]
 	if logged {
-		wrap = func(in bcm2835.Regs) bcm2835.Regs { lr.r = in; return lr }
+		wrap = func(in bcm2835.Regs[bcm2835.SPIReg]) bcm2835.Regs[bcm2835.SPIReg] { lr.r = in; return lr }
 	}
 	r := newRig(t, wrap, bcm2835.SPIOptions{})
 	sl := &csLog{}

@@ -84,13 +84,13 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 	r := s.regs
 	cs := d.mode | d.csField | s.cspol
 
-	r.Store(SPICS, cs|CSCLEARRX|CSCLEARTX)
+	StoreCS(r, cs|CSCLEARRX|CSCLEARTX)
 	r.Store(SPICLK, d.cdiv)
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, d.activeLvl)
 	}
 	t.CSDown = s.now()
-	r.Store(SPICS, cs|CSTA)
+	StoreCS(r, cs|CSTA)
 	var head []byte
 	if rx != nil {
 		head = rx[:first]
@@ -114,12 +114,12 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 		return got, d.stuck(cs, n, got, t)
 	}
 	t.LastByte = last
-	for r.Load(SPICS)&CSDONE == 0 {
-		if s.now()-last > stallFactor*d.slowByte+stallFloorNs && r.Load(SPICS)&CSDONE == 0 {
+	for LoadCS(r)&CSDONE == 0 {
+		if s.now()-last > stallFactor*d.slowByte+stallFloorNs && LoadCS(r)&CSDONE == 0 {
 			return got, d.stuck(cs, n, got, t)
 		}
 	}
-	r.Store(SPICS, cs|CSDONE)
+	StoreCS(r, cs|CSDONE)
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}
@@ -146,7 +146,7 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 	watch, looked := start, start // the watch for progress began; the clock was last read
 	rxi := 0
 	for rxi < n {
-		st := r.Load(SPICS)
+		st := LoadCS(r)
 		if st&CSRXD == 0 {
 			now := s.now()
 			if now-looked > stallAwayNs {
@@ -158,7 +158,7 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 				// Look again after reading the clock: if this thread was
 				// descheduled between the status read and the clock read,
 				// the bytes may have arrived meanwhile.
-				if r.Load(SPICS)&CSRXD != 0 {
+				if LoadCS(r)&CSRXD != 0 {
 					continue
 				}
 				return rxi, last
@@ -208,10 +208,10 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 
 // stuck abandons a transfer the controller stopped clocking: TA off, FIFOs cleared,
 // DONE written, chip select released.
-func (d *Device) stuck(cs uint32, n, got int, t *Timing) error {
+func (d *Device) stuck(cs CS, n, got int, t *Timing) error {
 	s := d.spi
-	st := s.regs.Load(SPICS)
-	s.regs.Store(SPICS, cs|CSDONE|CSCLEARRX|CSCLEARTX)
+	st := LoadCS(s.regs)
+	StoreCS(s.regs, cs|CSDONE|CSCLEARRX|CSCLEARTX)
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}

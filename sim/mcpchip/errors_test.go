@@ -70,9 +70,9 @@ func TestErrorCountingPassiveBusOffRecovery(t *testing.T) {
 func TestReceiveErrorsAndBitrateMismatch(t *testing.T) {
 	r, b, ps := busRig(t, listener("a"), listener("b"))
 	r.setup500k(mcp2515.ModeNormal)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
 	r.write(mcp2515.RegCNF1, 0x01) // 250 kbit/s on a 500 kbit/s bus
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.wait(11 * 2 * bit500k) // bus integration: 11 bits at the chip's bit time
 	for i := 0; i < 3; i++ {
 		ps[0].Send(can.Frame{ID: 0x10})
@@ -87,7 +87,7 @@ func TestReceiveErrorsAndBitrateMismatch(t *testing.T) {
 	}
 	// The chip's own frames are destroyed: TEC += 8, and peers see bit errors.
 	r.loadTx(0, 0x20, false, 0)
-	r.xfer(mcp2515.InstrWrite, mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ)
+	r.xfer(mcp2515.InstrWrite, byte(mcp2515.RegTXB0CTRL), byte(mcp2515.TXBCTRLTXREQ))
 	r.wait(200 * bit500k)
 	if tec := r.read(mcp2515.RegTEC); tec < 8 {
 		t.Fatalf("TEC = %d after garbled transmissions", tec)
@@ -126,7 +126,7 @@ func TestErratum5Repeat(t *testing.T) {
 			frame := int64(canbus.FrameBits(f)) * bit500k
 			r.c.SetCS(true, r.at)
 			if tc.write {
-				for _, x := range []byte{mcp2515.InstrWrite, mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ} {
+				for _, x := range []byte{mcp2515.InstrWrite, byte(mcp2515.RegTXB0CTRL), byte(mcp2515.TXBCTRLTXREQ)} {
 					r.at += byteNs
 					r.c.Exchange(x, tc.mode, sclk, r.at)
 				}
@@ -157,8 +157,8 @@ func TestModeChangeWaitsForFrameAndABAT(t *testing.T) {
 	r.setup500k(mcp2515.ModeNormal)
 	r.loadTx(0, 0x100, false, 8, make([]byte, 8)...)
 	r.xfer(mcp2515.InstrRTS | 1)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
-	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
+	if m := mcp2515.OPMOD(r.read(mcp2515.RegCANSTAT)); m != mcp2515.ModeNormal {
 		t.Fatalf("OPMOD %#02x while transmitting, want Normal until the frame ends", m)
 	}
 	r.wait(400 * bit500k)
@@ -190,9 +190,9 @@ func TestModeChangeWaitsForPendingTransmissions(t *testing.T) {
 	r.loadTx(0, 0x100, false, 0)
 	r.loadTx(1, 0x101, false, 0)
 	r.xfer(mcp2515.InstrRTS | 3)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
 	r.wait(400 * bit500k) // several failed attempts
-	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+	if m := mcp2515.OPMOD(r.read(mcp2515.RegCANSTAT)); m != mcp2515.ModeNormal {
 		t.Fatalf("OPMOD %#02x with TXB0 and TXB1 pending, want Normal", m)
 	}
 	r.wait(noAckUntil - r.at)
@@ -205,13 +205,13 @@ func TestModeChangeWaitsForPendingTransmissions(t *testing.T) {
 	}
 
 	// A frame that cannot go out: the change waits until ABAT ends its retries.
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.write(mcp2515.RegCANINTF, 0)
 	b.NoAck(r.at, r.at+1_000_000_000)
 	r.xfer(mcp2515.InstrRTS | 1)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
 	r.wait(400 * bit500k)
-	if m := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; m != mcp2515.ModeNormal {
+	if m := mcp2515.OPMOD(r.read(mcp2515.RegCANSTAT)); m != mcp2515.ModeNormal {
 		t.Fatalf("OPMOD %#02x with TXB0 retrying, want Normal", m)
 	}
 	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig|mcp2515.CANCTRLABAT)
@@ -249,7 +249,7 @@ func TestWakeUpOscillatorStartUp(t *testing.T) {
 	woke := r.at + 3*byteNs // the WRITE's data byte
 	r.write(mcp2515.RegCANINTF, mcp2515.IntWAK)
 	ignored := r.c.Stats().Ignored
-	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
+	if got := r.xfer(mcp2515.InstrRead, byte(mcp2515.RegCANSTAT), 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
 		t.Fatalf("READ CANSTAT %d ns after the wake-up = % x, want ff ff ff (start-up)", r.at-woke, got)
 	}
 	if n := r.c.Stats().Ignored - ignored; n != 3 {
@@ -260,14 +260,14 @@ func TestWakeUpOscillatorStartUp(t *testing.T) {
 	r.expect(mcp2515.RegCANINTE, mcp2515.IntWAK) // the registers kept their contents
 
 	// Bus activity wakes it at the end of the frame.
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeSleep)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeSleep))
 	r.write(mcp2515.RegCANINTF, 0)
 	f := can.Frame{ID: 0x10}
 	ps[0].Send(f)
 	r.wait(10 * bit500k)
 	eof := b.Stats().LastSOF + int64(canbus.FrameBits(f)-3)*bit500k
 	r.wait(eof - r.at)
-	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANSTAT, 0)[2]; got != 0xFF {
+	if got := r.xfer(mcp2515.InstrRead, byte(mcp2515.RegCANSTAT), 0)[2]; got != 0xFF {
 		t.Fatalf("READ CANSTAT right after the waking frame = %#02x, want ff (start-up)", got)
 	}
 	r.at = eof + 8000
@@ -325,14 +325,14 @@ func busOffRig(t *testing.T) *rig {
 func TestConfigModeClearsErrorCounters(t *testing.T) {
 	r := busOffRig(t)
 	r.modify(mcp2515.RegCANCTRL, mcp2515.CANCTRLABAT, mcp2515.CANCTRLABAT) // TXB0 leaves
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
 	r.expect(mcp2515.RegCANSTAT, mcp2515.ModeConfig|mcp2515.ICODError)
 	r.expect(mcp2515.RegTEC, 0)
 	r.expect(mcp2515.RegREC, 0)
 	r.expect(mcp2515.RegEFLG, 0)
 	r.expect(mcp2515.RegCANINTF, mcp2515.IntERR) // the error state changed
 	// Back on the bus, a frame goes out well before bus-off recovery could end.
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.xfer(mcp2515.InstrRTS | 1)
 	r.wait(500_000) // recovery would take 128 × 11 × 2 µs = 2.8 ms
 	if s := r.status(); s&mcp2515.StatusTX0IF == 0 || s&mcp2515.StatusTXB0REQ != 0 {
@@ -362,7 +362,7 @@ func TestComingOnAStuckBus(t *testing.T) {
 	release := stuck + 1_000_000
 	b.StuckDominant(stuck, release)
 	r.wait(stuck + 100_000 - r.at)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.wait(release - r.at)
 	r.expect(mcp2515.RegTEC, 0)
 	r.expect(mcp2515.RegREC, 0)

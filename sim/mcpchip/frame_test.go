@@ -43,7 +43,7 @@ func TestLoopbackFrameAndReadRxBuffer(t *testing.T) {
 		r.at += byteNs
 		got[i] = r.c.Exchange(b, 0, sclk, r.at)
 	}
-	if st := r.c.readStatus(); st&mcp2515.StatusRX0IF == 0 {
+	if st := mcp2515.Status(r.c.readStatus()); st&mcp2515.StatusRX0IF == 0 {
 		t.Fatal("RX0IF cleared before CS rose")
 	}
 	r.at += 100
@@ -122,33 +122,33 @@ func TestFiltersAndMasks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, nil)
-			put := func(addr uint8, f flt, filter bool) {
+			put := func(addr mcp2515.Addr, f flt, filter bool) {
 				b := make([]byte, 4)
 				if f.ext {
 					mcp2515.PutID(b, f.id, true)
 					if !filter {
-						b[1] &^= mcp2515.SIDLEXIDE
+						b[1] &^= byte(mcp2515.SIDLEXIDE)
 					}
 				} else {
 					mcp2515.PutID(b, f.id, false)
 				}
 				if tc.name[:3] == "std" && filter && f.ext { // std filter with data bytes
-					b[1] &^= mcp2515.SIDLEXIDE
+					b[1] &^= byte(mcp2515.SIDLEXIDE)
 				}
-				r.write(addr, b...)
+				r.writeBytes(addr, b...)
 			}
 			put(mcp2515.RegRXM0SIDH, tc.m0, false)
 			put(mcp2515.RegRXM1SIDH, tc.m1, false)
 			for n, f := range tc.f {
-				put(mcp2515.RegRXFSIDH(n), f, true)
+				put(mcp2515.RXFnSIDH(n), f, true)
 			}
 			r.write(mcp2515.RegCNF3, 0x01, 0xB5, 0x00)
-			r.write(mcp2515.RegRXB0CTRL, tc.rxm0)
-			r.write(mcp2515.RegRXB1CTRL, tc.rxm1)
-			r.write(mcp2515.RegCANCTRL, mcp2515.ModeLoopback)
+			r.write(mcp2515.RegRXB0CTRL, mcp2515.Bits(tc.rxm0))
+			r.write(mcp2515.RegRXB1CTRL, mcp2515.Bits(tc.rxm1))
+			r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeLoopback))
 			dlc := tc.frame.Length
 			if tc.frame.IsRemote {
-				dlc |= mcp2515.DLCRTR
+				dlc |= byte(mcp2515.DLCRTR)
 			}
 			r.loadTx(0, tc.frame.ID, tc.frame.IsExtended, dlc, tc.frame.Data[:tc.frame.Length]...)
 			r.xfer(mcp2515.InstrRTS | 1)
@@ -250,7 +250,7 @@ func TestTxPriorityOrder(t *testing.T) {
 
 func TestOneShotLostArbitration(t *testing.T) {
 	r, b, ps := busRig(t, listener("p"))
-	r.setup500k(mcp2515.ModeNormal | mcp2515.CANCTRLOSM)
+	r.setup500k(mcp2515.ModeNormal, mcp2515.CANCTRLOSM)
 	r.loadTx(0, 0x200, false, 0)
 	b.Lock()
 	b.AdvanceTo(r.at)
@@ -259,7 +259,7 @@ func TestOneShotLostArbitration(t *testing.T) {
 	// peer's 0x100 wins over the chip's 0x200.
 	ps[0].Send(can.Frame{ID: 0x7F0, Length: 8})
 	ps[0].Send(can.Frame{ID: 0x100})
-	r.xfer(mcp2515.InstrWrite, mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ)
+	r.xfer(mcp2515.InstrWrite, byte(mcp2515.RegTXB0CTRL), byte(mcp2515.TXBCTRLTXREQ))
 	r.wait(1_000_000)
 	if got := r.read(mcp2515.RegTXB0CTRL); got != mcp2515.TXBCTRLMLOA {
 		t.Fatalf("TXB0CTRL = %#02x, want MLOA only (one-shot: no retry)", got)
@@ -272,10 +272,10 @@ func TestOneShotLostArbitration(t *testing.T) {
 	}
 	r.write(mcp2515.RegCANINTF, 0)
 	// Without OSM the lost frame goes out at the next SOF.
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	ps[0].Send(can.Frame{ID: 0x7F0, Length: 8})
 	ps[0].Send(can.Frame{ID: 0x100})
-	r.xfer(mcp2515.InstrWrite, mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ)
+	r.xfer(mcp2515.InstrWrite, byte(mcp2515.RegTXB0CTRL), byte(mcp2515.TXBCTRLTXREQ))
 	r.wait(1_000_000)
 	if got := r.read(mcp2515.RegTXB0CTRL); got != mcp2515.TXBCTRLMLOA {
 		t.Fatalf("TXB0CTRL = %#02x, want MLOA left from the lost round, TXREQ clear", got)
@@ -315,14 +315,14 @@ func TestListenOnly(t *testing.T) {
 // 11 recessive bits. A frame already on the wire is neither received nor ACKed; the
 // next one is.
 func TestComingOnTheBusSkipsTheFrameInProgress(t *testing.T) {
-	for _, mode := range []uint8{mcp2515.ModeNormal, mcp2515.ModeListenOnly} {
+	for _, mode := range []mcp2515.Mode{mcp2515.ModeNormal, mcp2515.ModeListenOnly} {
 		r, b, ps := busRig(t, listener("a"), listener("b"))
 		r.setup500k(mcp2515.ModeConfig)
 		f := can.Frame{ID: 0x10, Length: 8}
 		ps[0].Send(f)
 		r.wait(20 * bit500k)
 		eof := b.Stats().LastSOF + int64(canbus.FrameBits(f)-3)*bit500k
-		r.write(mcp2515.RegCANCTRL, mode) // 20 bits into the frame
+		r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mode)) // 20 bits into the frame
 		r.wait(eof + 1 - r.at)
 		if intf := r.read(mcp2515.RegCANINTF); intf != 0 {
 			t.Fatalf("mode %#02x: CANINTF %#02x: the frame in progress was received", mode, intf)
@@ -343,7 +343,7 @@ func TestComingOnTheBusSkipsTheFrameInProgress(t *testing.T) {
 	r.setup500k(mcp2515.ModeConfig)
 	ps[0].Send(can.Frame{ID: 0x10})
 	r.wait(20 * bit500k)
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.wait(300 * bit500k)
 	if s := b.Stats(); s.Errors != 1 || s.Frames != 1 {
 		t.Fatalf("bus %+v: want one ACK error, then the repeated frame", s)
@@ -358,7 +358,7 @@ func TestComingOnTheBusStartsNoFrameFor11Bits(t *testing.T) {
 	r.loadTx(0, 0x123, false, 0)
 	r.xfer(mcp2515.InstrRTS | 1) // pending; Configuration mode sends nothing
 	on := r.at + 3*byteNs        // the WRITE's data byte ends
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeNormal)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeNormal))
 	r.wait(200 * bit500k)
 	if len(ps[0].Received()) != 1 {
 		t.Fatal("the pending frame did not go out")

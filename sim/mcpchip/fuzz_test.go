@@ -156,13 +156,13 @@ func (r *spiRun) run(script []byte) {
 // is set (§7), all read at one instant.
 func (r *spiRun) checkStatus() {
 	r.t.Helper()
-	regs := r.frozen(mcp2515.InstrRead, mcp2515.RegCANINTE, 0, 0)
-	inte, intf := regs[2], regs[3]
+	regs := r.frozen(mcp2515.InstrRead, byte(mcp2515.RegCANINTE), 0, 0)
+	inte, intf := mcp2515.Bits(regs[2]), mcp2515.Bits(regs[3])
 	var txreq [3]bool
 	for n := range txreq {
-		txreq[n] = r.frozen(mcp2515.InstrRead, mcp2515.RegTXB0CTRL+byte(n)*0x10, 0)[2]&mcp2515.TXBCTRLTXREQ != 0
+		txreq[n] = mcp2515.Bits(r.frozen(mcp2515.InstrRead, byte(mcp2515.TXBnCTRL(n)), 0)[2])&mcp2515.TXBCTRLTXREQ != 0
 	}
-	want := intf & (mcp2515.IntRX0 | mcp2515.IntRX1)
+	want := mcp2515.Status(intf & (mcp2515.IntRX0 | mcp2515.IntRX1))
 	for n, req := range txreq {
 		if req {
 			want |= mcp2515.StatusTXB0REQ << (2 * n)
@@ -171,15 +171,15 @@ func (r *spiRun) checkStatus() {
 			want |= mcp2515.StatusTX0IF << (2 * n)
 		}
 	}
-	if got := r.frozen(mcp2515.InstrReadStatus, 0, 0); got[1] != want || got[2] != want {
+	if got := r.frozen(mcp2515.InstrReadStatus, 0, 0); mcp2515.Status(got[1]) != want || mcp2515.Status(got[2]) != want {
 		r.t.Fatalf("READ STATUS % x with CANINTF %#02x and TXREQ %v; want %#02x", got[1:], intf, txreq, want)
 	}
 	msgs := byte(0)
 	if intf&mcp2515.IntRX0 != 0 {
-		msgs |= mcp2515.RxStatusMsgRXB0
+		msgs |= byte(mcp2515.RxStatusMsgRXB0)
 	}
 	if intf&mcp2515.IntRX1 != 0 {
-		msgs |= mcp2515.RxStatusMsgRXB1
+		msgs |= byte(mcp2515.RxStatusMsgRXB1)
 	}
 	if got := r.frozen(mcp2515.InstrRxStatus, 0)[1]; got&mcp2515.RxStatusMsgMask != msgs {
 		r.t.Fatalf("RX STATUS %#02x with CANINTF %#02x", got, intf)
@@ -205,28 +205,28 @@ func FuzzSPI(f *testing.F) {
 	// buffers and loopback, load TXB0 and request it, wait for the frame, read
 	// it, clear the flags.
 	setup := [][]byte{
-		xferOp(mcp2515.InstrWrite, mcp2515.RegCNF3, 0x01, 0xB5, 0x00, 0xBF),
-		xferOp(mcp2515.InstrWrite, mcp2515.RegRXB0CTRL, 0x64),
-		xferOp(mcp2515.InstrWrite, mcp2515.RegRXB1CTRL, 0x60),
-		xferOp(mcp2515.InstrWrite, mcp2515.RegCANCTRL, mcp2515.ModeLoopback),
+		xferOp(mcp2515.InstrWrite, byte(mcp2515.RegCNF3), 0x01, 0xB5, 0x00, 0xBF),
+		xferOp(mcp2515.InstrWrite, byte(mcp2515.RegRXB0CTRL), 0x64),
+		xferOp(mcp2515.InstrWrite, byte(mcp2515.RegRXB1CTRL), 0x60),
+		xferOp(mcp2515.InstrWrite, byte(mcp2515.RegCANCTRL), mcp2515.ModeLoopback),
 		xferOp(mcp2515.InstrLoadTxBuf, 0x24, 0x60, 0, 0, 2, 0xDE, 0xAD),
 	}
 	service := [][]byte{
 		waitOp(9),
 		xferOp(mcp2515.InstrReadStatus, 0),
 		xferOp(mcp2515.InstrReadRxBuf, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
-		xferOp(mcp2515.InstrBitModify, mcp2515.RegCANINTF, 0xFF, 0),
+		xferOp(mcp2515.InstrBitModify, byte(mcp2515.RegCANINTF), 0xFF, 0),
 	}
 	f.Add(bytes.Join(append(append(setup, xferOp(mcp2515.InstrRTS|1)), service...), nil))
 	// TXREQ written, and an RTS in mode 1,1, with CS held low afterwards (erratum 5:
 	// the frame repeats).
 	held := func(op ...byte) []byte { return bytes.Join([][]byte{{1<<3 | opCS}, op, waitOp(9), {opCS}}, nil) }
-	f.Add(bytes.Join(append(append(setup, held(xferOp(mcp2515.InstrWrite, mcp2515.RegTXB0CTRL, mcp2515.TXBCTRLTXREQ)...)), service...), nil))
+	f.Add(bytes.Join(append(append(setup, held(xferOp(mcp2515.InstrWrite, byte(mcp2515.RegTXB0CTRL), byte(mcp2515.TXBCTRLTXREQ))...)), service...), nil))
 	f.Add(bytes.Join(append(append(setup, held(opBad, 3, mcp2515.InstrRTS|1)), service...), nil))
 	// Mode 1 corrupts; a RESET inside a write; a READ across the end of the map.
 	f.Add(bytes.Join([][]byte{
-		{2<<3 | opBad, 1, mcp2515.InstrWrite, mcp2515.RegCANINTE, 0xFF},
-		xferOp(mcp2515.InstrWrite, mcp2515.RegCANINTE, mcp2515.InstrReset), {opReset},
+		{2<<3 | opBad, 1, mcp2515.InstrWrite, byte(mcp2515.RegCANINTE), 0xFF},
+		xferOp(mcp2515.InstrWrite, byte(mcp2515.RegCANINTE), mcp2515.InstrReset), {opReset},
 		xferOp(mcp2515.InstrRead, 0x7E, 0, 0, 0),
 	}, nil))
 	f.Fuzz(func(t *testing.T, script []byte) {

@@ -61,15 +61,27 @@ func (r *rig) xferMode(mode uint8, hz uint32, tx ...byte) []byte {
 	return rx
 }
 
-func (r *rig) read(addr uint8) uint8 { return r.xfer(mcp2515.InstrRead, addr, 0)[2] }
-
-func (r *rig) write(addr uint8, v ...uint8) {
-	r.xfer(append([]byte{mcp2515.InstrWrite, addr}, v...)...)
+func (r *rig) read(addr mcp2515.Addr) mcp2515.Bits {
+	return mcp2515.Bits(r.xfer(mcp2515.InstrRead, byte(addr), 0)[2])
 }
 
-func (r *rig) modify(addr, mask, v uint8) { r.xfer(mcp2515.InstrBitModify, addr, mask, v) }
+func (r *rig) write(addr mcp2515.Addr, v ...mcp2515.Bits) {
+	b := make([]byte, len(v))
+	for i, x := range v {
+		b[i] = byte(x)
+	}
+	r.writeBytes(addr, b...)
+}
 
-func (r *rig) status() uint8 { return r.xfer(mcp2515.InstrReadStatus, 0)[1] }
+func (r *rig) writeBytes(addr mcp2515.Addr, v ...byte) {
+	r.xfer(append([]byte{mcp2515.InstrWrite, byte(addr)}, v...)...)
+}
+
+func (r *rig) modify(addr mcp2515.Addr, mask, v mcp2515.Bits) {
+	r.xfer(mcp2515.InstrBitModify, byte(addr), byte(mask), byte(v))
+}
+
+func (r *rig) status() mcp2515.Status { return mcp2515.Status(r.xfer(mcp2515.InstrReadStatus, 0)[1]) }
 
 func (r *rig) rxStatus() uint8 { return r.xfer(mcp2515.InstrRxStatus, 0)[1] }
 
@@ -80,7 +92,7 @@ func (r *rig) wait(ns int64) {
 	r.c.Level(r.at)
 }
 
-func (r *rig) expect(addr uint8, want uint8) {
+func (r *rig) expect(addr mcp2515.Addr, want mcp2515.Bits) {
 	r.t.Helper()
 	if got := r.read(addr); got != want {
 		r.t.Fatalf("register %#02x = %#02x, want %#02x", addr, got, want)
@@ -91,16 +103,20 @@ func (r *rig) expect(addr uint8, want uint8) {
 // the kernel's RX settings (RXB0 any + rollover, RXB1 any) and all interrupts but
 // WAK, then the mode; for Normal and Listen-only mode it waits the 11 bit times of
 // bus integration, after which the chip takes part in the next frame.
-func (r *rig) setup500k(mode uint8) {
+func (r *rig) setup500k(mode mcp2515.Mode, ctrl ...mcp2515.Bits) {
 	r.write(mcp2515.RegCNF3, 0x01, 0xB5, 0x00)
 	r.write(mcp2515.RegRXB0CTRL, 0x64)
 	r.write(mcp2515.RegRXB1CTRL, 0x60)
 	r.write(mcp2515.RegCANINTE, 0xBF)
-	r.write(mcp2515.RegCANCTRL, mode)
-	if got := r.read(mcp2515.RegCANSTAT) & mcp2515.CANSTATOPMOD; got != mode&mcp2515.CANCTRLREQOP {
+	c := mcp2515.REQOP(mode)
+	for _, b := range ctrl {
+		c |= b
+	}
+	r.write(mcp2515.RegCANCTRL, c)
+	if got := mcp2515.OPMOD(r.read(mcp2515.RegCANSTAT)); got != mode {
 		r.t.Fatalf("OPMOD = %#02x after requesting %#02x", got, mode)
 	}
-	if m := mode & mcp2515.CANCTRLREQOP; m == mcp2515.ModeNormal || m == mcp2515.ModeListenOnly {
+	if mode == mcp2515.ModeNormal || mode == mcp2515.ModeListenOnly {
 		r.wait(11 * bit500k)
 	}
 }

@@ -19,7 +19,7 @@ func TestResetValuesAndMirrors(t *testing.T) {
 			want = 0x80 // CANSTAT: Configuration mode
 		case a&0x0F == 0x0F:
 			want = 0x87 // CANCTRL
-		case a == mcp2515.RegTXRTSCTRL:
+		case mcp2515.Addr(a) == mcp2515.RegTXRTSCTRL:
 			want = 0x38
 		}
 		if regs[a] != want {
@@ -38,7 +38,7 @@ func TestOscillatorStartUp(t *testing.T) {
 	ready := c.readyAt
 	c.bus.Unlock()
 	r := &rig{t: t, c: c, at: ready - 8000 + 1000} // 1 µs after power-on (OST 8 µs at 16 MHz)
-	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANCTRL, 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
+	if got := r.xfer(mcp2515.InstrRead, byte(mcp2515.RegCANCTRL), 0); !bytes.Equal(got, []byte{0xFF, 0xFF, 0xFF}) {
 		t.Fatalf("READ during start-up = % x, want ff ff ff", got)
 	}
 	if s := c.Stats(); s.Ignored != 3 {
@@ -49,7 +49,7 @@ func TestOscillatorStartUp(t *testing.T) {
 	// RESET: registers back to defaults, SPI ignored again for 128 OSC1 cycles.
 	r.write(mcp2515.RegCANINTE, 0x3F)
 	r.xfer(mcp2515.InstrReset)
-	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegCANINTE, 0)[2]; got != 0xFF {
+	if got := r.xfer(mcp2515.InstrRead, byte(mcp2515.RegCANINTE), 0)[2]; got != 0xFF {
 		t.Fatalf("READ right after RESET = %#02x, want ff (start-up)", got)
 	}
 	r.at += 8000
@@ -60,7 +60,7 @@ func TestReadWriteAutoIncrement(t *testing.T) {
 	r := newRig(t, nil)
 	// Filters 0..2 (0x00..0x0B): writable in Configuration mode; SIDL bits 4 and 2 unimplemented.
 	in := []byte{0x11, 0xFF, 0x33, 0x44, 0x55, 0x14, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC}
-	r.write(0x00, in...)
+	r.writeBytes(0x00, in...)
 	got := r.xfer(append([]byte{mcp2515.InstrRead, 0x00}, make([]byte, 12)...)...)[2:]
 	want := []byte{0x11, 0xEB, 0x33, 0x44, 0x55, 0x00, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC}
 	if !bytes.Equal(got, want) {
@@ -71,7 +71,7 @@ func TestReadWriteAutoIncrement(t *testing.T) {
 		t.Fatalf("READ 0x7F.. = % x, want 87 11", got[2:])
 	}
 	// Outside Configuration mode filters, masks and CNF are read-only.
-	r.write(mcp2515.RegCANCTRL, mcp2515.ModeListenOnly)
+	r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeListenOnly))
 	r.write(0x00, 0x5A)
 	r.write(mcp2515.RegRXM0SIDH, 0x5A)
 	r.write(mcp2515.RegCNF1, 0x5A)
@@ -95,7 +95,7 @@ func TestReadWriteAutoIncrement(t *testing.T) {
 	r.write(mcp2515.RegEFLG, 0xFF)
 	r.expect(mcp2515.RegEFLG, 0xC0)
 	r.write(mcp2515.RegTXB1CTRL+mcp2515.BufSIDL, 0xFF, 0xFF, 0xFF, 0xFF)
-	if got := r.xfer(mcp2515.InstrRead, mcp2515.RegTXB1CTRL+mcp2515.BufSIDL, 0, 0, 0, 0)[2:]; !bytes.Equal(got, []byte{0xEB, 0xFF, 0xFF, 0x4F}) {
+	if got := r.xfer(mcp2515.InstrRead, byte(mcp2515.RegTXB1CTRL+mcp2515.BufSIDL), 0, 0, 0, 0)[2:]; !bytes.Equal(got, []byte{0xEB, 0xFF, 0xFF, 0x4F}) {
 		t.Fatalf("TXB1 SIDL..DLC = % x, want eb ff ff 4f", got)
 	}
 }
@@ -110,12 +110,12 @@ func TestTXRTSCTRLConfigurationModeOnly(t *testing.T) {
 	r.expect(mcp2515.RegTXRTSCTRL, 0x07)
 	r.modify(mcp2515.RegTXRTSCTRL, 0x06, 0)
 	r.expect(mcp2515.RegTXRTSCTRL, 0x31) // B0RTSM; B2RTS, B1RTS read their pins
-	for _, mode := range []uint8{mcp2515.ModeListenOnly, mcp2515.ModeLoopback, mcp2515.ModeSleep, mcp2515.ModeNormal} {
-		r.write(mcp2515.RegCANCTRL, mode)
+	for _, mode := range []mcp2515.Mode{mcp2515.ModeListenOnly, mcp2515.ModeLoopback, mcp2515.ModeSleep, mcp2515.ModeNormal} {
+		r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mode))
 		r.write(mcp2515.RegTXRTSCTRL, 0x06)
 		r.modify(mcp2515.RegTXRTSCTRL, 0x07, 0x02)
 		r.expect(mcp2515.RegTXRTSCTRL, 0x31)
-		r.write(mcp2515.RegCANCTRL, mcp2515.ModeConfig)
+		r.write(mcp2515.RegCANCTRL, mcp2515.REQOP(mcp2515.ModeConfig))
 	}
 	r.modify(mcp2515.RegTXRTSCTRL, 0x07, 0)
 	r.expect(mcp2515.RegTXRTSCTRL, 0x38)
@@ -134,7 +134,7 @@ func TestBitModify(t *testing.T) {
 	r.modify(mcp2515.RegTXB0CTRL+mcp2515.BufSIDH, 0x01, 0x0F)
 	r.expect(mcp2515.RegTXB0CTRL+mcp2515.BufSIDH, 0x0F)
 	// Bytes after BIT MODIFY's data are ignored.
-	r.xfer(mcp2515.InstrBitModify, mcp2515.RegCANINTE, 0xFF, 0x01, 0xFF, 0xFF)
+	r.xfer(mcp2515.InstrBitModify, byte(mcp2515.RegCANINTE), 0xFF, 0x01, 0xFF, 0xFF)
 	r.expect(mcp2515.RegCANINTE, 0x01)
 	r.expect(mcp2515.RegCANINTF+1, 0x00)
 }
@@ -159,18 +159,18 @@ func TestCorruptedModesAndClock(t *testing.T) {
 	r := newRig(t, nil)
 	// Mode 1: the chip sees 0x03 as 0x01 (unknown: ignored) and the master reads
 	// MISO one bit late.
-	got := r.xferMode(1, sclk, mcp2515.InstrRead, mcp2515.RegCANCTRL, 0)
+	got := r.xferMode(1, sclk, mcp2515.InstrRead, byte(mcp2515.RegCANCTRL), 0)
 	if bytes.Equal(got, []byte{0xFF, 0xFF, 0x87}) {
 		t.Fatal("mode 1 read CANCTRL correctly")
 	}
 	// 20 MHz: READ STATUS (0xA0) is seen as 0x50, ignored.
-	r.xferMode(0, 20_000_000, mcp2515.InstrWrite, mcp2515.RegCANINTE, 0xFF)
+	r.xferMode(0, 20_000_000, mcp2515.InstrWrite, byte(mcp2515.RegCANINTE), 0xFF)
 	r.expect(mcp2515.RegCANINTE, 0)
 	if s := r.c.Stats(); s.Corrupted != 6 {
 		t.Fatalf("corrupted exchanges %d, want 6", s.Corrupted)
 	}
 	// Mode 3 works.
-	if got := r.xferMode(3, sclk, mcp2515.InstrRead, mcp2515.RegCANCTRL, 0); got[2] != 0x87 {
+	if got := r.xferMode(3, sclk, mcp2515.InstrRead, byte(mcp2515.RegCANCTRL), 0); got[2] != 0x87 {
 		t.Fatalf("mode 3 READ CANCTRL = %#02x", got[2])
 	}
 }

@@ -50,8 +50,8 @@ func (g *GPIOModel) reset() {
 }
 
 // Function is the pin's function select.
-func (g *GPIOModel) Function(pin int) uint32 {
-	return g.fsel[pin/10] >> (uint32(pin%10) * 3) & 7
+func (g *GPIOModel) Function(pin int) bcm2835.Fsel {
+	return bcm2835.Fsel(g.fsel[pin/10] >> (uint32(pin%10) * 3) & 7)
 }
 
 // PullOf is the pin's pull as the model latched it.
@@ -94,9 +94,9 @@ func (g *GPIOModel) levels(bank int, at int64) uint32 {
 	return v
 }
 
-// Load implements bcm2835.Regs.
-func (g *GPIOModel) Load(off uint32) uint32 {
-	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, off, false))
+// Load implements bcm2835.Regs[bcm2835.GPIOReg].
+func (g *GPIOModel) Load(off bcm2835.GPIOReg) uint32 {
+	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, uint32(off), false))
 	g.soc.spi.advance(now)
 	switch {
 	case off <= bcm2835.GPFSEL0+20:
@@ -134,9 +134,9 @@ func (g *GPIOModel) pupPdn(reg int) uint32 {
 	return v
 }
 
-// Store implements bcm2835.Regs.
-func (g *GPIOModel) Store(off uint32, v uint32) {
-	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, off, true))
+// Store implements bcm2835.Regs[bcm2835.GPIOReg].
+func (g *GPIOModel) Store(off bcm2835.GPIOReg, v uint32) {
+	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, uint32(off), true))
 	g.soc.spi.advance(now) // bytes before a chip-select change go to the old selection
 	switch {
 	case off <= bcm2835.GPFSEL0+20:

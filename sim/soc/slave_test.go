@@ -51,16 +51,16 @@ func (r *recorder) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte
 func (r *recorder) reset() { r.n, r.ncs = 0, 0 }
 
 // waitCS polls the SPI0 CS register until all of bits are set, with a deadline.
-func waitCS(t *testing.T, r bcm2835.Regs, bits uint32) uint32 {
+func waitCS(t *testing.T, r bcm2835.Regs[bcm2835.SPIReg], bits bcm2835.CS) bcm2835.CS {
 	t.Helper()
-	var v uint32
-	if !waitfor.Until(2*time.Second, func() bool { v = r.Load(bcm2835.SPICS); return v&bits == bits }) {
+	var v bcm2835.CS
+	if !waitfor.Until(2*time.Second, func() bool { v = bcm2835.LoadCS(r); return v&bits == bits }) {
 		t.Fatalf("CS bits %#x not set within 2 s; CS = %#08x", bits, v)
 	}
 	return v
 }
 
-func setALT0(g bcm2835.Regs, pins ...int) {
+func setALT0(g bcm2835.Regs[bcm2835.GPIOReg], pins ...int) {
 	gp := bcm2835.NewGPIO(g, bcm2835.SoCBCM2837)
 	for _, p := range pins {
 		if err := gp.SetFunction(p, bcm2835.FselAlt0); err != nil {

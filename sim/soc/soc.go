@@ -43,13 +43,13 @@ func NewOn(coreClockHz uint32, kind bcm2835.SoC, clk *clock.Clock) *SoC {
 	return s
 }
 
-// SPI0 returns the SPI0 register block (a bcm2835.Regs).
+// SPI0 returns the SPI0 register block (a bcm2835.Regs[bcm2835.SPIReg]).
 func (s *SoC) SPI0() *SPI0Model { return &s.spi }
 
-// GPIO returns the GPIO register block (a bcm2835.Regs).
+// GPIO returns the GPIO register block (a bcm2835.Regs[bcm2835.GPIOReg]).
 func (s *SoC) GPIO() *GPIOModel { return &s.gpio }
 
-// SystemTimer returns the System Timer register block (a bcm2835.Regs).
+// SystemTimer returns the System Timer register block (a bcm2835.Regs[bcm2835.STReg]).
 func (s *SoC) SystemTimer() *SystemTimerModel { return &s.timer }
 
 // Clock is the time base the SoC runs on.

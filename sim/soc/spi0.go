@@ -47,9 +47,10 @@ const ceBits = bcm2835.CSTA | bcm2835.CSCSMask | bcm2835.CSCSPOL | bcm2835.CSCSP
 type SPI0Model struct {
 	soc *SoC
 
-	cs, clk, dlen, ltoh, dc uint32 // cs: the writable bits but REN
-	renOff                  bool   // REN written as 0 (it is 1 after reset; no effect here)
-	tx, rx                  fifo
+	cs                  bcm2835.CS // the writable bits but REN
+	clk, dlen, ltoh, dc uint32
+	renOff              bool // REN written as 0 (it is 1 after reset; no effect here)
+	tx, rx              fifo
 
 	taAt      int64 // TA set
 	rxFreedAt int64 // the RX FIFO last stopped being full
@@ -136,8 +137,8 @@ func (m *SPI0Model) commit(now int64) {
 }
 
 // flags computes the status bits of CS.
-func (m *SPI0Model) flags() uint32 {
-	var f uint32
+func (m *SPI0Model) flags() bcm2835.CS {
+	var f bcm2835.CS
 	if !m.tx.full() {
 		f |= bcm2835.CSTXD
 	}
@@ -158,14 +159,14 @@ func (m *SPI0Model) flags() uint32 {
 
 // ceLevel is the level SPI0 drives on CE n (0 or 1).
 func (m *SPI0Model) ceLevel(n int) bool {
-	activeHigh := m.cs&(1<<(bcm2835.CSCSPOLnSh+n)) != 0 || m.cs&bcm2835.CSCSPOL != 0
+	activeHigh := m.cs&bcm2835.CSCSPOLn(n) != 0 || m.cs&bcm2835.CSCSPOL != 0
 	asserted := m.cs&bcm2835.CSTA != 0 && int(m.cs&bcm2835.CSCSMask) == n
 	return asserted == activeHigh
 }
 
-// Load implements bcm2835.Regs.
-func (m *SPI0Model) Load(off uint32) uint32 {
-	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, false))
+// Load implements bcm2835.Regs[bcm2835.SPIReg].
+func (m *SPI0Model) Load(off bcm2835.SPIReg) uint32 {
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), false))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
@@ -173,7 +174,7 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 		if !m.renOff {
 			v |= bcm2835.CSREN
 		}
-		return v
+		return uint32(v)
 	case bcm2835.SPIFIFO:
 		if m.rx.n == 0 {
 			m.underflows.Add(1)
@@ -197,12 +198,13 @@ func (m *SPI0Model) Load(off uint32) uint32 {
 	return 0
 }
 
-// Store implements bcm2835.Regs.
-func (m *SPI0Model) Store(off uint32, v uint32) {
-	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, off, true))
+// Store implements bcm2835.Regs[bcm2835.SPIReg].
+func (m *SPI0Model) Store(off bcm2835.SPIReg, v uint32) {
+	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), true))
 	m.advance(now)
 	switch off {
 	case bcm2835.SPICS:
+		v := bcm2835.CS(v)
 		if v&bcm2835.CSCLEARTX != 0 {
 			m.tx.reset()
 		}

@@ -15,7 +15,7 @@ func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	r := s.SPI0()
 	// BCM2835 ARM Peripherals §10.5: REN and TXD reset to 1, every other bit to 0.
-	if got, want := r.Load(bcm2835.SPICS), uint32(0x00041000); got != want {
+	if got, want := bcm2835.LoadCS(r), bcm2835.CS(0x00041000); got != want {
 		t.Fatalf("CS after reset = %#08x, want %#08x (REN, TXD)", got, want)
 	}
 	r.Store(bcm2835.SPICLK, 0x1234_0026)
@@ -23,7 +23,8 @@ func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 	r.Store(bcm2835.SPILTOH, 0xFF)
 	r.Store(bcm2835.SPIDC, 0x30201000)
 	for _, c := range []struct {
-		off, want uint32
+		off  bcm2835.SPIReg
+		want uint32
 	}{{bcm2835.SPICLK, 0x26}, {bcm2835.SPIDLEN, 2}, {bcm2835.SPILTOH, 0xF}, {bcm2835.SPIDC, 0x30201000}} {
 		if got := r.Load(c.off); got != c.want {
 			t.Errorf("register %#x = %#x, want %#x", c.off, got, c.want)
@@ -31,19 +32,19 @@ func TestSPI0ResetAndStoredRegisters(t *testing.T) {
 	}
 	// FIFO writes without TA are lost; CLEAR bits and status bits are not stored.
 	r.Store(bcm2835.SPIFIFO, 0x55)
-	r.Store(bcm2835.SPICS, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX|bcm2835.CSRXD|bcm2835.CSCPOL|2)
-	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTXD|bcm2835.CSCPOL|2); got != want {
+	bcm2835.StoreCS(r, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX|bcm2835.CSRXD|bcm2835.CSCPOL|2)
+	if got, want := bcm2835.LoadCS(r), bcm2835.CS(bcm2835.CSTXD|bcm2835.CSCPOL|2); got != want {
 		t.Fatalf("CS = %#08x, want %#08x", got, want)
 	}
 	if st := r.Stats(); st.LostWrites != 1 || st.Bytes != 0 {
 		t.Fatalf("stats = %+v, want 1 lost write, 0 bytes", st)
 	}
 	// TA with nothing to send: DONE at once.
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|3)
-	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSTA|3|bcm2835.CSTXD|bcm2835.CSDONE); got != want {
+	bcm2835.StoreCS(r, bcm2835.CSTA|3)
+	if got, want := bcm2835.LoadCS(r), bcm2835.CS(bcm2835.CSTA|3|bcm2835.CSTXD|bcm2835.CSDONE); got != want {
 		t.Fatalf("CS with TA and empty FIFOs = %#08x, want %#08x", got, want)
 	}
-	r.Store(bcm2835.SPICS, bcm2835.CSDONE)
+	bcm2835.StoreCS(r, bcm2835.CSDONE)
 	if st := r.Stats(); st.DoneWrites != 1 {
 		t.Fatalf("DONE writes = %d, want 1", st.DoneWrites)
 	}
@@ -65,9 +66,9 @@ func TestSPI0WireTime(t *testing.T) {
 	r := s.SPI0()
 	const cdiv = 2500 // 100 kHz: 90 µs per byte, far longer than a FIFO write
 	r.Store(bcm2835.SPICLK, cdiv)
-	r.Store(bcm2835.SPICS, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	bcm2835.StoreCS(r, bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
 	tx := []byte{1, 2, 3, 4, 5, 6, 7, 8}
-	r.Store(bcm2835.SPICS, bcm2835.CSTA)
+	bcm2835.StoreCS(r, bcm2835.CSTA)
 	var wb, wa [8]int64 // each FIFO write happened between wb[k] and wa[k]
 	for k, b := range tx {
 		wb[k] = mono.Now()
@@ -109,21 +110,21 @@ func TestSPI0WireTime(t *testing.T) {
 			t.Errorf("RX byte %d = %#x, want %#x", k, got, tx[k]^0xA5)
 		}
 	}
-	if v := r.Load(bcm2835.SPICS); v&bcm2835.CSRXD != 0 {
+	if v := bcm2835.LoadCS(r); v&bcm2835.CSRXD != 0 {
 		t.Errorf("RXD still set after reading every byte: CS = %#08x", v)
 	}
 }
 
 // fillRX shifts 64 bytes to a slave on CE0 with TA and the extra CS bits set: once
 // they are done, the RX FIFO is full.
-func fillRX(extra uint32) (*soc.SPI0Model, *recorder) {
+func fillRX(extra bcm2835.CS) (*soc.SPI0Model, *recorder) {
 	s := soc.New(core, bcm2835.SoCBCM2837)
 	setALT0(s.GPIO(), pinout.PinCE0)
 	sl := &recorder{}
 	s.AttachSPI(sl, pinout.PinCE0, false)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 2) // 125 MHz: 64 bytes in under 5 µs
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|extra|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+	bcm2835.StoreCS(r, bcm2835.CSTA|extra|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
 	for i := range 64 {
 		r.Store(bcm2835.SPIFIFO, uint32(i))
 	}
@@ -141,7 +142,7 @@ func TestSPI0TXHaltsWhenRXFull(t *testing.T) {
 	// However long we wait, the 65th byte cannot start: RX has no room.
 	deadline := mono.Now() + 20*bcm2835.WireNs(core, 2, 1)
 	for mono.Now() < deadline {
-		if v := r.Load(bcm2835.SPICS); v&bcm2835.CSDONE != 0 {
+		if v := bcm2835.LoadCS(r); v&bcm2835.CSDONE != 0 {
 			t.Fatalf("DONE with a byte stuck behind a full RX FIFO: CS = %#08x", v)
 		}
 	}
@@ -165,12 +166,12 @@ func TestSPI0RXRNeedsTA(t *testing.T) {
 	if v := waitCS(t, r, fifo|bcm2835.CSDONE); v&bcm2835.CSREN == 0 {
 		t.Fatalf("CS = %#08x: REN written as 1 reads 0", v)
 	}
-	r.Store(bcm2835.SPICS, 0)
-	if got, want := r.Load(bcm2835.SPICS), uint32(bcm2835.CSRXF|bcm2835.CSRXD|bcm2835.CSTXD); got != want {
+	bcm2835.StoreCS(r, 0)
+	if got, want := bcm2835.LoadCS(r), bcm2835.CS(bcm2835.CSRXF|bcm2835.CSRXD|bcm2835.CSTXD); got != want {
 		t.Fatalf("CS with TA clear and a full RX FIFO = %#08x, want %#08x (no RXR, no REN)", got, want)
 	}
-	r.Store(bcm2835.SPICS, bcm2835.CSTA)
-	if v := r.Load(bcm2835.SPICS); v&fifo != fifo {
+	bcm2835.StoreCS(r, bcm2835.CSTA)
+	if v := bcm2835.LoadCS(r); v&fifo != fifo {
 		t.Fatalf("CS with TA set again = %#08x, want RXF, RXR and RXD", v)
 	}
 }
@@ -192,16 +193,16 @@ func TestSPI0ChipEnables(t *testing.T) {
 	g.SetFunction(pinout.PinCE0, bcm2835.FselAlt0)
 	g.SetFunction(pinout.PinCE1, bcm2835.FselAlt0)
 	g.SetPull(pinout.PinCE1, bcm2835.PullDown) // no effect on a pin SPI0 drives
-	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|3)
+	bcm2835.StoreCS(r, bcm2835.CSCSPOL1|3)
 	check("idle, CE1 active-high", true, false)
-	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
+	bcm2835.StoreCS(r, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
 	check("TA on CE0", false, false)
-	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|1)
+	bcm2835.StoreCS(r, bcm2835.CSCSPOL1|bcm2835.CSTA|1)
 	check("TA on CE1", true, true)
-	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|3)
+	bcm2835.StoreCS(r, bcm2835.CSCSPOL1|bcm2835.CSTA|3)
 	check("TA with CS none", true, false)
 	g.SetFunction(pinout.PinCE0, bcm2835.FselInput)
-	r.Store(bcm2835.SPICS, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
+	bcm2835.StoreCS(r, bcm2835.CSCSPOL1|bcm2835.CSTA|0)
 	check("CE0 pin back to input (pulled up)", true, false)
 }
 
@@ -214,11 +215,11 @@ func TestSPI0Modes(t *testing.T) {
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 26)
 	for mode := range uint32(4) {
-		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
-		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSTA)
+		bcm2835.StoreCS(r, bcm2835.CS(mode<<2)|bcm2835.CSCLEARRX|bcm2835.CSCLEARTX)
+		bcm2835.StoreCS(r, bcm2835.CS(mode<<2)|bcm2835.CSTA)
 		r.Store(bcm2835.SPIFIFO, mode)
 		waitCS(t, r, bcm2835.CSDONE)
-		r.Store(bcm2835.SPICS, mode<<2|bcm2835.CSDONE)
+		bcm2835.StoreCS(r, bcm2835.CS(mode<<2)|bcm2835.CSDONE)
 	}
 	for i := range 4 {
 		if sl.mode[i] != uint8(i) || sl.got[i] != byte(i) {
@@ -240,7 +241,7 @@ func TestSPI0Contention(t *testing.T) {
 	g.SetFunction(21, bcm2835.FselOutput)
 	r := s.SPI0()
 	r.Store(bcm2835.SPICLK, 26)
-	r.Store(bcm2835.SPICS, bcm2835.CSTA|3)
+	bcm2835.StoreCS(r, bcm2835.CSTA|3)
 	r.Store(bcm2835.SPIFIFO, 0x33)
 	waitCS(t, r, bcm2835.CSDONE)
 	if got, want := byte(r.Load(bcm2835.SPIFIFO)), byte(0x33^0x0F)&(0x33^0xF0); got != want {

@@ -33,21 +33,23 @@ func (s *BusStall) Resume() {
 // Waiting is the number of accesses waiting now.
 func (s *BusStall) Waiting() int { return int(s.waiting.Load()) }
 
-// Gate returns r with every access subject to the stall. Off, an access costs one
-// atomic load more.
-func (s *BusStall) Gate(r bcm2835.Regs) bcm2835.Regs { return gated{r: r, s: s} }
+// Gate returns r with every access subject to the stall s. Off, an access costs
+// one atomic load more.
+func Gate[O bcm2835.Offset](s *BusStall, r bcm2835.Regs[O]) bcm2835.Regs[O] {
+	return gated[O]{r: r, s: s}
+}
 
-type gated struct {
-	r bcm2835.Regs
+type gated[O bcm2835.Offset] struct {
+	r bcm2835.Regs[O]
 	s *BusStall
 }
 
-func (g gated) Load(off uint32) uint32 {
+func (g gated[O]) Load(off O) uint32 {
 	g.s.wait()
 	return g.r.Load(off)
 }
 
-func (g gated) Store(off uint32, v uint32) {
+func (g gated[O]) Store(off O, v uint32) {
 	g.s.wait()
 	g.r.Store(off, v)
 }

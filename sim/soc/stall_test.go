@@ -13,7 +13,7 @@ import (
 func TestBusStallWedgesAnAccessUntilResume(t *testing.T) {
 	s := New(400_000_000, bcm2835.SoCBCM2837)
 	var stall BusStall
-	gpio := stall.Gate(s.GPIO())
+	gpio := Gate(&stall, s.GPIO())
 	gpio.Store(bcm2835.GPFSEL0, 1) // GPIO0 output
 	if got := gpio.Load(bcm2835.GPFSEL0); got != 1 {
 		t.Fatalf("GPFSEL0 = %d before the stall, want 1", got)

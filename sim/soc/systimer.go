@@ -68,9 +68,9 @@ func (t *SystemTimerModel) match(now uint64) {
 	t.seen = now
 }
 
-// Load implements bcm2835.Regs.
-func (t *SystemTimerModel) Load(off uint32) uint32 {
-	now := t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, off, false)))
+// Load implements bcm2835.Regs[bcm2835.STReg].
+func (t *SystemTimerModel) Load(off bcm2835.STReg) uint32 {
+	now := t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, uint32(off), false)))
 	t.match(now)
 	switch off {
 	case bcm2835.STCS:
@@ -85,9 +85,9 @@ func (t *SystemTimerModel) Load(off uint32) uint32 {
 	return 0
 }
 
-// Store implements bcm2835.Regs.
-func (t *SystemTimerModel) Store(off uint32, v uint32) {
-	t.match(t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, off, true))))
+// Store implements bcm2835.Regs[bcm2835.STReg].
+func (t *SystemTimerModel) Store(off bcm2835.STReg, v uint32) {
+	t.match(t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, uint32(off), true))))
 	switch off {
 	case bcm2835.STCS:
 		t.cs &^= v & (bcm2835.STCSM0 | bcm2835.STCSM1 | bcm2835.STCSM2 | bcm2835.STCSM3)
