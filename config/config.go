@@ -13,10 +13,16 @@ import (
 
 // Config is the whole file. After Load or Parse every default is filled in: every
 // pointer field except Controller.Timing and Controller.Filters is non-nil.
+//
+// A field's `reload` tag says what a reload of the file (SIGHUP) does when the key
+// changes: "settings", the owner thread takes it between two turns; "chip", the
+// controller is restarted with it; "endpoint", the metrics endpoint is served
+// anew. A key without the tag needs a restart of cand. The daemon reads the tags
+// (daemon/reload.go) and its tests refuse any other value.
 type Config struct {
 	Hardware    Hardware     `yaml:"hardware"`
 	Realtime    Realtime     `yaml:"realtime"`
-	Metrics     Metrics      `yaml:"metrics"`
+	Metrics     Metrics      `yaml:"metrics" reload:"endpoint"`
 	Status      Status       `yaml:"status"`
 	Socketcand  Socketcand   `yaml:"socketcand"`  // off by default; see socketcand.go
 	Controllers []Controller `yaml:"controllers"` // at least one
@@ -256,34 +262,34 @@ type Controller struct {
 	// IntPollWindow busy-polls the INT level through the GPIO registers for this long
 	// after each interrupt instead of waiting for the next edge; default 500us
 	// (DefaultIntPollWindow); 0 = off; at most 1s.
-	IntPollWindow Duration `yaml:"int_poll_window"`
+	IntPollWindow Duration `yaml:"int_poll_window" reload:"settings"`
 	// IntDebounce is the GPIO character device's debounce period; 0 (default) = off;
 	// at most 1s.
 	IntDebounce Duration `yaml:"int_debounce"`
 
-	OscillatorHz uint32 `yaml:"oscillator_hz"` // MCP2515 crystal, 1..25 MHz; default 16 MHz
+	OscillatorHz uint32 `yaml:"oscillator_hz" reload:"chip"` // MCP2515 crystal, 1..25 MHz; default 16 MHz
 	// Bitrate is 10k..1M bit/s; required unless Timing is given (then it defaults to
 	// the timing's bitrate and, if given, must match it within the kernel's 5 %).
-	Bitrate uint32 `yaml:"bitrate"`
+	Bitrate uint32 `yaml:"bitrate" reload:"chip"`
 	// SamplePoint in (0,1), e.g. 0.875; 0 (default) = the kernel's default for the
 	// bitrate (87.5 % ≤ 500k, 80 % ≤ 800k, 75 % above). Not with Timing.
-	SamplePoint float64 `yaml:"sample_point"`
+	SamplePoint float64 `yaml:"sample_point" reload:"chip"`
 	// Timing, when set, gives the bit timing explicitly instead of computing it with
 	// the kernel's algorithm (mcp2515.CalcBitTiming). Use Controller.BitTiming.
-	Timing *Timing `yaml:"timing"`
+	Timing *Timing `yaml:"timing" reload:"chip"`
 
-	Mode           Mode `yaml:"mode"`            // normal | listen-only | loopback; default normal
-	OneShot        bool `yaml:"one_shot"`        // no automatic retransmission
-	TripleSampling bool `yaml:"triple_sampling"` // CNF2.SAM; with timing.cnf2, SAM must agree
+	Mode           Mode `yaml:"mode" reload:"chip"`            // normal | listen-only | loopback; default normal
+	OneShot        bool `yaml:"one_shot" reload:"chip"`        // no automatic retransmission
+	TripleSampling bool `yaml:"triple_sampling" reload:"chip"` // CNF2.SAM; with timing.cnf2, SAM must agree
 	// ErrorFrames sends SocketCAN error frames (default true).
-	ErrorFrames *bool `yaml:"error_frames"`
+	ErrorFrames *bool `yaml:"error_frames" reload:"settings"`
 	// RestartMs restarts after bus-off after this many ms (like ip link restart-ms);
 	// 0 = manual restart only. Default 100.
-	RestartMs *uint32 `yaml:"restart_ms"`
+	RestartMs *uint32 `yaml:"restart_ms" reload:"settings"`
 	// TxTimeout aborts a frame that has not left after this long; default 1s; 0 = never.
-	TxTimeout Duration `yaml:"tx_timeout"`
+	TxTimeout Duration `yaml:"tx_timeout" reload:"settings"`
 
-	Filters *Filters `yaml:"filters"` // nil = accept everything
+	Filters *Filters `yaml:"filters" reload:"chip"` // nil = accept everything
 
 	Interface Interface `yaml:"interface"`
 

@@ -16,35 +16,39 @@ import (
 	"cand/metrics"
 )
 
-// What a reload can do with each key of a controller (by its YAML name); a key
-// not listed needs a restart of cand (the chip select, the INT line, the
-// interface, the simulated bus...).
-var controllerReload = map[string]reloadClass{
-	"error_frames":    reloadSettings,
-	"restart_ms":      reloadSettings,
-	"tx_timeout":      reloadSettings,
-	"int_poll_window": reloadSettings,
-	"oscillator_hz":   reloadChip,
-	"bitrate":         reloadChip,
-	"sample_point":    reloadChip,
-	"timing":          reloadChip,
-	"mode":            reloadChip,
-	"one_shot":        reloadChip,
-	"triple_sampling": reloadChip,
-	"filters":         reloadChip,
-}
-
+// reloadClass is what a reload can do with a changed key: the schema's `reload`
+// tag (config.Config); a key without one needs a restart of cand (the chip
+// select, the INT line, the interface, the simulated bus...).
 type reloadClass int
 
 const (
 	reloadRestart  reloadClass = iota // cand must be restarted
-	reloadSettings                    // the owner thread takes it between two turns
-	// reloadChip: the controller is restarted with it. Bit timing, mode, masks and
-	// filters can only be written in Configuration mode (MCP2515 datasheet
-	// DS20001801J §10.1), and a kernel CAN driver takes a new bitrate only with its
-	// link down (drivers/net/can/dev/netlink.c refuses it on a running device).
+	reloadSettings                    // "settings": the owner thread takes it between two turns
+	// reloadChip, "chip": the controller is restarted with it. Bit timing, mode,
+	// masks and filters can only be written in Configuration mode (MCP2515
+	// datasheet DS20001801J §10.1), and a kernel CAN driver takes a new bitrate
+	// only with its link down (drivers/net/can/dev/netlink.c refuses it on a
+	// running device).
 	reloadChip
+	reloadEndpoint // "endpoint": the metrics endpoint is served anew
 )
+
+// reloadClassOf is what a reload does with schema field f, from its `reload`
+// tag; ok is false for a value this file does not know (TestReloadTags refuses
+// it), which counts as a restart.
+func reloadClassOf(f reflect.StructField) (c reloadClass, ok bool) {
+	switch f.Tag.Get("reload") {
+	case "":
+		return reloadRestart, true
+	case "settings":
+		return reloadSettings, true
+	case "chip":
+		return reloadChip, true
+	case "endpoint":
+		return reloadEndpoint, true
+	}
+	return reloadRestart, false
+}
 
 // ReloadResult says what a reload did.
 type ReloadResult struct {
@@ -155,7 +159,7 @@ func planReload(cur, next *config.Config) *reloadPlan {
 		if reflect.DeepEqual(reflect.ValueOf(*cur).Field(i).Interface(), reflect.ValueOf(*next).Field(i).Interface()) {
 			continue
 		}
-		if key == "metrics" {
+		if c, _ := reloadClassOf(f); c == reloadEndpoint {
 			p.metrics, run.Metrics = &next.Metrics, next.Metrics
 			continue
 		}
@@ -199,7 +203,7 @@ func planController(i int, cc, nc, run *config.Controller, p *reloadPlan) (portC
 			continue
 		}
 		path := fmt.Sprintf("controllers[%d].%s", i, key)
-		switch controllerReload[key] {
+		switch c, _ := reloadClassOf(t.Field(f)); c {
 		case reloadSettings:
 			pc.settings = true
 		case reloadChip:
