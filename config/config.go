@@ -53,7 +53,7 @@ const (
 	// SimCPUDedicated: the forgiving rule, for comparison: every gap of more than
 	// 20µs between register accesses without a wait for the hardware leaves the
 	// board's time, the driver's own work and Go runtime parks included, and the
-	// driver runs at host speed. The default, for now (defaults.go says why).
+	// driver runs at host speed.
 	SimCPUDedicated SimCPU = "dedicated"
 	// SimCPUShared: the virtual Pi runs on host time, host stalls included, at
 	// host speed.
@@ -97,7 +97,7 @@ const (
 	// park and wake-up from its published wake-up figure (the default).
 	SimKernelCostBoard SimKernelCost = "board"
 	// SimKernelCostUserFactor: system calls, parks and wake-ups at the host's
-	// time times the user-code factor, the rule before, for comparison.
+	// time times the user-code factor, for comparison.
 	SimKernelCostUserFactor SimKernelCost = "user_factor"
 )
 
@@ -206,9 +206,8 @@ const (
 	DeliveryThread Delivery = "thread"
 	// DeliveryOwner: the owner thread, after each drain of the chip.
 	DeliveryOwner Delivery = "owner"
-	// DeliveryInline: for comparison only, the frame path before the chip came
-	// first: the owner writes each frame as soon as it is read, and reads the INT
-	// line's events before the drain.
+	// DeliveryInline: for comparison only: the owner writes each frame as soon
+	// as it is read, and reads the INT line's events before the drain.
 	DeliveryInline Delivery = "inline"
 )
 

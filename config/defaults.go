@@ -21,10 +21,10 @@ const (
 	DefaultOscillatorHz = 16_000_000
 	DefaultRestartMs    = 100
 	DefaultTxTimeout    = Duration(time.Second)
-	// DefaultIntPollWindow keeps the INT poll window on: under full RX load at
-	// 1 Mbit/s the virtual Pi 3 and Pi 4 lost less with it than without in most
-	// runs (docs/clock.md, "Lossless defaults"), and the owner loop's bound
-	// (bridge.PollsPerTurn, bridge.WindowRearms) keeps every other duty served.
+	// DefaultIntPollWindow keeps the INT poll window on: under full RX load it
+	// loses fewer frames than edges alone (the comparisons are in docs/clock.md,
+	// "Lossless defaults"), and the owner loop's bound (bridge.PollsPerTurn,
+	// bridge.WindowRearms) keeps every other duty served.
 	DefaultIntPollWindow = Duration(500 * time.Microsecond)
 	DefaultRcvBuf        = 4 << 20
 	DefaultPeerPeriod    = Duration(100 * time.Millisecond)
@@ -107,11 +107,10 @@ func configDefaults() []setting[Config] {
 		absent("hardware.sim_board", func(c *Config) { c.Hardware.SimBoard = SimBoardPi3 }),
 		absent("hardware.sim_kernel_cost", func(c *Config) { c.Hardware.SimKernelCost = SimKernelCostBoard }),
 		absent("hardware.sim_host_noise", func(c *Config) { c.Hardware.SimHostNoise = SimHostNoiseClip }),
-		// On a real board the idle clock is where the simulator's first frame
-		// losses mostly came from (docs/BENCHMARKS.md, "The classes on the final
-		// code": 72 of 96 at 600 MHz in a step's first 100 ms); on the virtual Pi
-		// the default stays the stock Raspberry Pi OS governor the benchmarks
-		// measure. After hardware.backend, whose default it reads.
+		// On a real board the idle clock is where first frames are lost
+		// (docs/operations.md, "The CPU clock"); on the virtual Pi the default
+		// stays the stock Raspberry Pi OS governor the benchmarks measure. After
+		// hardware.backend, whose default it reads.
 		absent("hardware.hold_cpu_clock", func(c *Config) { c.Hardware.HoldCPUClock = c.Hardware.Backend == BackendBCM2835 }),
 		absent("hardware.clock_source", func(c *Config) { c.Hardware.ClockSource = ClockSourceAuto }),
 		absent("hardware.poll_budget", func(c *Config) { c.Hardware.PollBudget = DefaultPollBudget }),

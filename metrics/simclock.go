@@ -38,13 +38,13 @@ type SimCharge struct {
 
 var (
 	simStallsDesc = prometheus.NewDesc("cand_sim_host_stalls_total",
-		"Virtual Pi only: host stalls taken out of the board's time (sim/clock), by thread (cpu: the owner thread, bus: the simulated bus thread) and category: runqueue (the owner runnable, not running), steal (the hypervisor had its vCPU), park (a Go runtime park beyond the board's cost of one), wake_up (a wake-up beyond the board's), register_model (the register model's host time beyond the board's access time), bus_late (the bus thread woken more than 100us late), stall (the forgiving dedicated rule: any gap without a wait), kernel_outlier (a system call's CPU time far beyond the median gap's), calibration (the strict rule's calibration bursts on the owner thread: the simulator's own time).",
+		"Virtual Pi only: host stalls taken out of the board's time, by thread (cpu: the owner thread, bus: the simulated bus thread) and category (docs/clock.md, \"What is removed\").",
 		[]string{"thread", "category"}, nil)
 	simStallSecondsDesc = prometheus.NewDesc("cand_sim_host_stall_seconds_total",
 		"Virtual Pi only: host time taken out of the board's time, by thread and category (see cand_sim_host_stalls_total).",
 		[]string{"thread", "category"}, nil)
 	simChargedDesc = prometheus.NewDesc("cand_sim_board_charged_seconds_total",
-		"Virtual Pi only (strict rule): board time charged beyond host time for cand's own work, by kind: cpu_scaled (the owner's running on the board's slower core), park and wake_up (the board's cost of them), shared_core (the other threads' CPU time on a one-core board).",
+		"Virtual Pi only (strict rule): board time charged beyond host time for cand's own work, by kind (docs/clock.md, \"What is charged\").",
 		[]string{"kind"}, nil)
 	simBoardDesc = prometheus.NewDesc("cand_sim_board_info",
 		"Virtual Pi only: the board profile it plays and the clock rule (strict, dedicated: forgiving, shared: host time).",

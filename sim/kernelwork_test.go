@@ -37,7 +37,7 @@ func TestKernelCostsFromTheBoardsFigures(t *testing.T) {
 	if f, f2 := b.KernelFactor(kernelop.SocketWrite, 1200e6), b.KernelFactor(kernelop.SocketWrite, 600e6); f2 != 2*f {
 		t.Errorf("kernel factor at 600 MHz %g, want twice that at 1200 MHz, %g", f2, f)
 	}
-	// The old rule: no kernel factors, the board's park and wake-up from the
+	// user_factor: no kernel factors, the board's park and wake-up from the
 	// host's times the factor.
 	b, _ = newBoard(p, &config.Hardware{SimKernelCost: config.SimKernelCostUserFactor}, host)
 	old := b.clockCPU(600e6, 250e6)

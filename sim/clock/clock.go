@@ -1,76 +1,27 @@
-// Package clock is the virtual Pi's time base.
+// Package clock is the virtual Pi's time base: how much of the host's time is the
+// board's (docs/clock.md).
 //
-// The virtual Pi runs the driver's code on the host, on a thread (the daemon's
-// owner thread) that plays the Pi's CPU, against register models that stand in
-// for the SoC and the MCP2515. Left alone, the board would run on host time: the
-// host's scheduler and hypervisor would stall the board (a shared build VM keeps
-// a thread off its CPU for hundreds of microseconds; at 1 Mbit/s 250 µs is two
-// frames, and the MCP2515 has two receive buffers, datasheet DS20001801J §4),
-// while the driver's code would run on a core several times faster than a Pi's.
+// The virtual Pi runs the driver's code on the host, on the thread that plays
+// the Pi's CPU (the daemon's owner thread). On host time the host's scheduler and
+// hypervisor would stall the board, and the driver would run on a core several
+// times faster than a Pi's, so neither losses nor latencies would be a Pi's.
 //
 // A Clock is host CLOCK_MONOTONIC plus an offset: virtual = host - off. Unbound,
-// it is host time exactly. Once the thread that plays the CPU binds itself
-// (BindCPU), the rule it was set to (SetRule) moves the offset:
-//
-// The strict rule (the default) takes time out of the board's clock only for
-// what the host's scheduler or hypervisor did to the CPU thread, and charges
-// everything that is cand's own at what it costs on the board:
-//
-//   - The CPU thread's own running time between register accesses (its code,
-//     the garbage collector's work on it) counts Factor times: board time runs
-//     ahead of host time while the driver computes. Its system calls that it
-//     meters (Enter, Exit: kernel.go) count at the board's cost of their kind of
-//     kernel work instead, which need not be more than their host time. A gap of at
-//     most LookGap is taken as running; a longer one is looked at
-//     (strict.go): the thread's CPU time (CLOCK_THREAD_CPUTIME_ID, which a kernel
-//     with CONFIG_PARAVIRT_TIME_ACCOUNTING keeps free of steal), its run delay
-//     (/proc/self/task/TID/schedstat, CONFIG_SCHED_INFO) and whether it slept
-//     (voluntary context switches) split the gap into running, runqueue, steal
-//     and sleep.
-//   - Runqueue and steal time is removed.
-//   - A sleep the bus thread saw as a wait for the hardware (epoll_wait,
-//     nanosleep) is the board's time as it passes; the wake-up that ends it
-//     costs the board's wake-up (WakeBoardNs, or WakeHostNs × Factor) instead
-//     of the host's.
-//   - Any other sleep is a Go runtime park (a preemption hands the locked
-//     goroutine back through a futex, a stop-the-world waits for it): it costs
-//     the board's park (ParkBoardNs, or ParkHostNs × Factor), or the running in
-//     its gap at the board's cost if that is more (the park's own work).
-//   - On a one-core board the process's other threads' CPU time × Factor is
-//     charged too: there they would have run on the owner's core.
-//   - A register access costs the board's access time (AccessNs), whatever the
-//     model took on the host (Access at its start, Leave at its end).
-//   - While the CPU thread waits, a bus thread that wakes more than BusLateGrace
-//     after its event was due removes the excess (BusTime): a real bus is never
-//     late.
-//
-// The dedicated rule (dedicated.go) is the rule this package had before the
-// strict one, kept for comparison and labelled as forgiving: every gap of more
-// than StallGrace between register accesses in which the CPU thread did not
-// wait for the hardware is removed but StallGrace, whatever filled it (the
-// driver's own work, Go runtime parks, garbage collection), the driver's code
-// runs at host speed and register accesses cost what the model takes.
+// it is host time exactly. Once the CPU thread binds itself (BindCPU), the rule
+// it was set to (SetRule) moves the offset at each register access:
+//   - strict (strict.go): only what the host did to the CPU thread (runqueue,
+//     steal, the host's park and wake-up paths, a late bus thread) is removed;
+//     cand's own running is charged at the board's cost (cpu.go, kernel.go);
+//   - dedicated (dedicated.go): the forgiving rule, for comparison: every gap
+//     longer than StallGrace without a wait for the hardware is removed.
 //
 // Both rules share the bus thread's side (bus.go): it moves time only while the
-// CPU thread waits for the hardware, and otherwise leaves the events to the CPU
-// thread's own register accesses, which advance the models lazily (AdvanceTo
-// handles time that jumped ahead). It asks the kernel (/proc/self/task/TID/stat
-// and .../syscall) only after the CPU thread has not touched a register for
-// Active, outside any lock. A park longer than MaxPark counts as a wait, so time
-// never stops for good. An INT edge that wakes the waiting CPU thread (Edge)
-// ends the wait, and so does a look (every WaitRecheck while it waits) that
-// finds it runnable again.
-//
-// A removal never takes virtual time below what a model was already advanced to or
-// a time handed out by Reach, so time never goes back; nor, after the CPU thread
-// slept, below what the hardware committed to (Commit: the end of an SPI transfer
-// in flight), so a nanosleep through a long transfer is never removed even when no
-// bus event made the bus thread look.
-//
-// The CPU's side takes no lock on a register access: a clock read and a few
-// atomics; the look at a long gap takes the clock's own lock, which only the CPU
-// thread and the bus thread's BusTime take. A lock the CPU thread had to wait
-// for would park it, the very stall the clock exists to keep out.
+// CPU thread waits for the hardware; otherwise the CPU thread's register
+// accesses advance the models (AdvanceTo). Time never goes back: no removal takes
+// it below what a model was advanced to, a time handed out by Reach, or, after the
+// CPU thread slept, what the hardware committed to (Commit). A register access
+// takes no lock, only a clock read and a few atomics: a lock the CPU thread had
+// to wait for would park it, the very stall the clock keeps out.
 //
 // Files:
 //   - clock.go: virtual time, the floors (Reach, Commit) and binding;

@@ -1,6 +1,7 @@
 package clock
 
-// The dedicated rule, kept for comparison: it forgives the driver its own time.
+// The dedicated rule, for comparison: it forgives the driver its own time
+// (docs/clock.md, "The dedicated rule").
 // It plays a Pi whose owner thread has a core of its own, as fast as the host's:
 // a gap between register accesses longer than StallGrace is removed but
 // StallGrace unless the CPU thread waited for the hardware in it. It cannot tell

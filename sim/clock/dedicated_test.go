@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// The dedicated rule, as it was before the strict one: these tests are that
-// rule's, unchanged in what they assert.
+// The dedicated rule's tests: the forgiving rule, kept for comparison
+// (docs/clock.md, "The dedicated rule, kept for comparison").
 
 // bound returns a clock on the dedicated rule bound to thread 7 at host time 1 s,
 // with the CPU's first access made.

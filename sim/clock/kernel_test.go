@@ -75,7 +75,7 @@ func TestSlowHostKernelIsNotTheBoards(t *testing.T) {
 }
 
 // A looked-at gap splits the same way: its running less the metered calls at the
-// factor, the calls at their kernel cost; runqueue time is removed as before.
+// factor, the calls at their kernel cost; runqueue time is removed as in any gap.
 func TestLookedAtGapChargesTheKernelWork(t *testing.T) {
 	c, s := strictOn(t, 2*FactorUnit, kernelCPU(0, 3*FactorUnit, 0))
 	start := c.Now()
