@@ -151,6 +151,8 @@ type Port struct {
 	failure error
 }
 
+var _ mcp2515.Sink = (*Port)(nil)
+
 // NewPort wires a controller to its INT line and socket.
 func NewPort(c PortConfig) *Port {
 	p := &Port{

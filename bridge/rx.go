@@ -202,5 +202,4 @@ func (p *Port) Received(f *can.Frame) {
 	}
 }
 
-// BothFull implements mcp2515.Sink.
 func (p *Port) BothFull(ns int64) { p.M.BothRXFull.Observe(ns) }

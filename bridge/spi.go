@@ -26,6 +26,11 @@ type SPI struct {
 	probe        *Probe
 }
 
+var (
+	_ mcp2515.SPI     = (*SPI)(nil)
+	_ mcp2515.SPIThen = (*SPI)(nil)
+)
+
 // NewSPI returns the adapter for one controller; probe may be nil.
 func NewSPI(dev Transport, m *metrics.Controller, probe *Probe) *SPI {
 	then, _ := dev.(TransportThen)
@@ -61,7 +66,6 @@ type TransportThen interface {
 	TransferThen(tx, rx []byte, first int, more func(head []byte) int, t *bcm2835.Timing) (int, error)
 }
 
-// Transfer implements mcp2515.SPI.
 func (s *SPI) Transfer(op mcp2515.Op, tx, rx []byte) error {
 	s.probe.spi(true)
 	err := s.dev.Transfer(tx, rx, &s.t)

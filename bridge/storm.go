@@ -32,7 +32,8 @@ type intGate struct {
 	pollAt int64 // storm: when the next poll is due
 }
 
-// Asserted implements mcp2515.IntLine.
+var _ mcp2515.IntLine = (*intGate)(nil)
+
 func (g *intGate) Asserted() bool {
 	if g.masked || (g.storm && g.clock.Now() < g.pollAt) {
 		return false

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"strconv"
 	"strings"
@@ -413,6 +414,8 @@ type NetNS struct {
 	Path string
 	PID  int
 }
+
+var _ encoding.TextUnmarshaler = (*NetNS)(nil)
 
 // IsZero reports whether n is cand's own namespace (the key left out).
 func (n NetNS) IsZero() bool { return n == NetNS{} }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -38,6 +39,8 @@ const (
 // or ":29536" for every address (the unspecified address); "" is not set.
 type AddrPort struct{ netip.AddrPort }
 
+var _ encoding.TextUnmarshaler = (*AddrPort)(nil)
+
 // UnmarshalText parses the address; a host name is refused (the loopback check
 // and the beacon need the address itself).
 func (a *AddrPort) UnmarshalText(text []byte) error {
@@ -60,6 +63,8 @@ func (a *AddrPort) UnmarshalText(text []byte) error {
 // ClientNet is an allowed client address ("10.0.0.7", one host) or network
 // ("192.168.1.0/24").
 type ClientNet struct{ netip.Prefix }
+
+var _ encoding.TextUnmarshaler = (*ClientNet)(nil)
 
 // UnmarshalText parses an address or a CIDR prefix.
 func (c *ClientNet) UnmarshalText(text []byte) error {

@@ -98,6 +98,8 @@ func (b *simBackend) threads() int { return b.buses }
 // cores is the board's.
 func (b *simBackend) cores() int { return b.pi.Board().Cores }
 
+var _ bridge.Pacer = (*sim.DeliveryCore)(nil)
+
 // paceDelivery gives the delivery thread the board's core (sim.DeliveryCore)
 // under the strict rule, which plays its spin in the board's time; under the
 // others it runs at the host's speed, as the owner does. It never spins on the

@@ -10,6 +10,7 @@ import (
 	"cand/config"
 	"cand/hw/bcm2835"
 	"cand/internal/mono"
+	"cand/mcp2515"
 )
 
 // hardware is what both backends drive alike: the SPI0 engine and GPIO block on
@@ -74,6 +75,8 @@ func chooseClock(setting config.ClockSource, v mono.Verdict) clockSource {
 // include/linux/timex.h); each tie measures the difference, so what is left
 // between ties is its change within one interval (docs/clock-source.md).
 const tieInterval = time.Second
+
+var _ mono.Counter = (*bcm2835.SystemTimer)(nil)
 
 // useSystemTimer makes clk the System Timer clock on counter, tied at first by
 // sample (which keepTied calls again, off the frame path).
@@ -152,6 +155,9 @@ func (h *hardware) clock() mono.Clock { return h.clk }
 
 // seenClock is the board's time on other threads (hardware.seen).
 func (h *hardware) seenClock() mono.Clock { return h.seen }
+
+// The INT level the driver reads (mcp2515.New) is the GPIO level register's.
+var _ mcp2515.IntLine = bcm2835.ActiveLow{}
 
 // intLine is controller i's INT line: the fd the owner epolls for its edges, and
 // its level through the GPIO level register.

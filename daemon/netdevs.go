@@ -27,6 +27,8 @@ type CANSocket interface {
 	Close() error
 }
 
+var _ CANSocket = (*socketcan.Socket)(nil)
+
 // kernelNetdevs is Netdevs on the running kernel.
 type kernelNetdevs struct{}
 

@@ -60,6 +60,8 @@ type BitTimingInfo struct {
 	m    atomic.Pointer[prometheus.Metric]
 }
 
+var _ prometheus.Collector = (*BitTimingInfo)(nil)
+
 // Set makes t what the series says from the next scrape on.
 func (b *BitTimingInfo) Set(t BitTiming) {
 	_, values := t.labels()

@@ -18,6 +18,8 @@ type collector struct {
 	gauges   []gaugeMetric
 }
 
+var _ prometheus.Collector = (*collector)(nil)
+
 type counterMetric struct {
 	desc   *prometheus.Desc
 	c      *Counter
@@ -98,7 +100,6 @@ func newCollector(c *Controller) *collector {
 	return k
 }
 
-// Describe implements prometheus.Collector.
 func (k *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- k.stage
 	ch <- k.transfer

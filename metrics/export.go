@@ -19,6 +19,8 @@ type histMetric struct {
 	h      dto.Histogram
 }
 
+var _ prometheus.Metric = (*histMetric)(nil)
+
 func (m *histMetric) Desc() *prometheus.Desc { return m.desc }
 
 func (m *histMetric) Write(out *dto.Metric) error {

@@ -29,6 +29,8 @@ type oneAtATime struct {
 	joined int                   // requests that joined another's gathering
 }
 
+var _ http.Handler = (*oneAtATime)(nil)
+
 // gathering is one run of the handler and the answer it gave.
 type gathering struct {
 	done   chan struct{}
@@ -95,6 +97,8 @@ type bufferedResponse struct {
 	wrote  bool
 	body   bytes.Buffer
 }
+
+var _ http.ResponseWriter = (*bufferedResponse)(nil)
 
 func (b *bufferedResponse) Header() http.Header { return b.header }
 

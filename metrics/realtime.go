@@ -39,6 +39,8 @@ type Realtime struct {
 	refused [NumRealtimeSettings]atomic.Bool
 }
 
+var _ prometheus.Collector = (*Realtime)(nil)
+
 // SetRefused records whether the kernel refused s.
 func (rt *Realtime) SetRefused(s RealtimeSetting, refused bool) { rt.refused[s].Store(refused) }
 

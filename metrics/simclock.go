@@ -62,6 +62,8 @@ var (
 
 type simClockCollector struct{ read func() SimClock }
 
+var _ prometheus.Collector = simClockCollector{}
+
 func (c simClockCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{simStallsDesc, simStallSecondsDesc, simChargedDesc, simBoardDesc, simFactorDesc, simHostKernelDesc, simClockHzDesc} {
 		ch <- d

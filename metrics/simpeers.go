@@ -15,6 +15,8 @@ var simPeerDroppedDesc = prometheus.NewDesc("cand_sim_peer_dropped_total",
 
 type simPeersCollector struct{ read func() []SimPeer }
 
+var _ prometheus.Collector = simPeersCollector{}
+
 func (c simPeersCollector) Describe(ch chan<- *prometheus.Desc) { ch <- simPeerDroppedDesc }
 
 func (c simPeersCollector) Collect(ch chan<- prometheus.Metric) {

@@ -28,6 +28,8 @@ type cpuRegs[O bcm2835.Offset] struct {
 	gov *governor
 }
 
+var _ bcm2835.Regs[bcm2835.SPIReg] = cpuRegs[bcm2835.SPIReg]{}
+
 func (c cpuRegs[O]) Load(off O) uint32 {
 	v := c.r.Load(off)
 	c.done()

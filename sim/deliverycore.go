@@ -46,6 +46,8 @@ type DeliveryCore struct {
 	NoiseNs int64
 }
 
+var _ kernelop.Meter = (*DeliveryCore)(nil)
+
 // NewDeliveryCore returns the delivery core of a board whose time is clk and
 // whose user-code factor is clk's.
 func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
@@ -66,7 +68,6 @@ func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
 	return c
 }
 
-// Busy implements bridge.Pacer.
 func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil-c.board(), 0) }
 
 // Begin implements bridge.Pacer: the batch begins when its oldest frame was
@@ -78,7 +79,6 @@ func (c *DeliveryCore) Begin(readyNs int64) {
 	c.cpu0 = c.cpu()
 }
 
-// End implements bridge.Pacer.
 func (c *DeliveryCore) End(frames int) {
 	end := c.cpu()
 	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost, 0)

@@ -40,6 +40,11 @@ type Wiring struct {
 	line     bool       // the line's level as the edge events report it
 }
 
+var (
+	_ soc.SPISlave  = (*Wiring)(nil)
+	_ soc.PinSource = (*Wiring)(nil)
+)
+
 func newWiring(chip *mcpchip.Chip, edge *soc.EdgeLine, clk *clock.Clock) *Wiring {
 	w := &Wiring{chip: chip, edge: edge, clk: clk, chipHigh: true, line: true}
 	w.miso.Store(-1)
@@ -82,7 +87,6 @@ func (w *Wiring) SetCS(active bool, at int64) {
 	w.chip.SetCS(active, at)
 }
 
-// Exchange implements soc.SPISlave.
 func (w *Wiring) Exchange(mosi byte, mode uint8, sclkHz uint32, at int64) byte {
 	if w.next.Load() {
 		w.next.Store(false)

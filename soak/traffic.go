@@ -179,6 +179,8 @@ type listener struct {
 	seq seqCheck
 }
 
+var _ canbus.Node = (*listener)(nil)
+
 func (l *listener) Pending(int64) (can.Frame, bool) { return can.Frame{}, false }
 func (l *listener) TxStart(int64)                   {}
 func (l *listener) TxLost(int64)                    {}

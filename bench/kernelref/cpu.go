@@ -195,6 +195,8 @@ type spanRegs[O bcm2835.Offset] struct {
 	wireEnd int64 // board time the bytes written so far are shifted by
 }
 
+var _ bcm2835.Regs[bcm2835.SPIReg] = (*spanRegs[bcm2835.SPIReg])(nil)
+
 func (v *spanRegs[O]) Load(off O) uint32 {
 	c := v.c
 	prev := c.at

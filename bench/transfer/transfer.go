@@ -34,6 +34,8 @@ const SleepBudget = time.Nanosecond
 // echoSlave answers each byte with its complement.
 type echoSlave struct{}
 
+var _ soc.SPISlave = echoSlave{}
+
 func (echoSlave) SetCS(active bool, at int64)                                {}
 func (echoSlave) Exchange(mosi byte, mode uint8, sclk uint32, at int64) byte { return ^mosi }
 
@@ -145,6 +147,8 @@ type Result struct {
 	PollVsWire  float64 `json:"poll_p50_over_wire"`
 	SleepVsPoll float64 `json:"sleep_p50_over_poll_p50"`
 }
+
+var _ json.Marshaler = Result{}
 
 // MarshalJSON writes the transfer comparison with its clock, host.
 func (x Result) MarshalJSON() ([]byte, error) {

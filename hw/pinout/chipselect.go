@@ -1,6 +1,7 @@
 package pinout
 
 import (
+	"encoding"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 // ALT0, driven by the SPI block), or any other GPIO driven as an output by the
 // driver. The zero value is no chip select. Parse one with ParseChipSelect.
 type ChipSelect uint8
+
+var _ encoding.TextUnmarshaler = (*ChipSelect)(nil)
 
 // The encoding: a kind bit and the GPIO number.
 const (

@@ -77,6 +77,8 @@ type Handler struct {
 	compare func(hash, password []byte) error
 }
 
+var _ http.Handler = (*Handler)(nil)
+
 // New checks requests against users (user → bcrypt hash, each already checked
 // with bcrypt.Cost) before next. It hashes one random password at the highest
 // cost among users, compared for unknown users.

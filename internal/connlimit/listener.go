@@ -34,6 +34,8 @@ type Listener struct {
 	waiting bool                  // Accept holds a connection and waits for a slot
 }
 
+var _ net.Listener = (*Listener)(nil)
+
 // New bounds inner to n open connections (at least 1).
 func New(inner net.Listener, n int) *Listener {
 	return &Listener{Listener: inner, slots: make(chan struct{}, max(n, 1)), done: make(chan struct{}), idle: map[net.Conn]struct{}{}}
@@ -127,6 +129,8 @@ type conn struct {
 	l    *Listener
 	once sync.Once
 }
+
+var _ net.Conn = (*conn)(nil)
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()

@@ -30,6 +30,8 @@ type Handler struct {
 	prefix string // WithGroup's groups, each followed by _
 }
 
+var _ slog.Handler = (*Handler)(nil)
+
 // sink is the datagram socket, shared by a Handler and those derived from it.
 // It is not connected: each entry is sent to the journal's address, so that
 // one with a memfd can go the same way (sendmsg(2) with SCM_RIGHTS). A send

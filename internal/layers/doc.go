@@ -1,5 +1,7 @@
-// Package layers holds no code: its test pins cand's import graph, so the layering
-// below stays as it is.
+// Package layers holds no code: its tests pin cand's shape. One pins the import
+// graph, so the layering below stays as it is; another (implements_test.go) has
+// every comment saying a type implements an interface backed by a compile-time
+// check, `var _ X = (*T)(nil)`.
 //
 //   - The driver (hw/..., mcp2515, socketcan, canwire, bridge, metrics,
 //     internal/mono) is what runs on a Raspberry Pi. It never imports the simulator

@@ -42,6 +42,8 @@ type Handler struct {
 	keyed []slog.Attr // key attributes added with WithAttrs
 }
 
+var _ slog.Handler = (*Handler)(nil)
+
 type state struct {
 	opt   Options
 	now   func() time.Time

@@ -106,6 +106,8 @@ type Peer struct {
 	logN uint64
 }
 
+var _ Node = (*Peer)(nil)
+
 // NewPeer builds a peer from c and attaches it to b; Start begins its traffic.
 func NewPeer(b *Bus, c PeerSpec) (*Peer, error) {
 	p := &Peer{bus: b, spec: c, dlc: 8, idOffset: c.IDOffset, period: int64(c.Period)}
@@ -249,7 +251,6 @@ func (p *Peer) tick(at int64) {
 	}
 }
 
-// Pending implements Node.
 func (p *Peer) Pending(at int64) (can.Frame, bool) {
 	if p.qn == 0 {
 		return can.Frame{}, false
@@ -257,13 +258,10 @@ func (p *Peer) Pending(at int64) (can.Frame, bool) {
 	return p.q[p.qh], true
 }
 
-// TxStart implements Node.
 func (p *Peer) TxStart(at int64) {}
 
-// TxLost implements Node.
 func (p *Peer) TxLost(at int64) { p.st.ArbLost++ }
 
-// TxDone implements Node.
 func (p *Peer) TxDone(at int64) {
 	f := p.q[p.qh]
 	p.qh = (p.qh + 1) % txQueueLen
@@ -282,10 +280,8 @@ func (p *Peer) TxDone(at int64) {
 	}
 }
 
-// TxError implements Node.
 func (p *Peer) TxError(e ErrorKind, at int64) { p.st.TxErrors++ }
 
-// Receive implements Node.
 func (p *Peer) Receive(f can.Frame, at int64) {
 	p.st.Received++
 	p.record(f, at, false)
@@ -300,7 +296,6 @@ func (p *Peer) Receive(f can.Frame, at int64) {
 	}
 }
 
-// RxError implements Node.
 func (p *Peer) RxError(e ErrorKind, at int64) { p.st.RxErrors++ }
 
 // Acks implements Node: a peer always acknowledges.

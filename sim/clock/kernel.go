@@ -44,6 +44,8 @@ type KernelCalls struct {
 	HostNs, BoardNs int64
 }
 
+var _ kernelop.Meter = (*Clock)(nil)
+
 // Enter implements kernelop.Meter: the CPU thread enters a system call of kind op.
 func (c *Clock) Enter(op kernelop.Op) {
 	if op >= kernelop.NumOps || (c.cpu.kernel[op].Load() == 0 && op != kernelop.SimOnly) || !c.strict() {

@@ -109,6 +109,11 @@ type Chip struct {
 	stats Stats
 }
 
+var (
+	_ canbus.Node    = (*Chip)(nil)
+	_ canbus.Garbler = (*Chip)(nil)
+)
+
 // New returns a powered-on chip with an oscHz crystal (0 means 16 MHz), attached to
 // bus. bus may be nil: the chip then lives in a private world without a wire
 // (register-only tests; loopback still works).

@@ -146,7 +146,6 @@ func (c *Chip) listening() bool {
 	return onBus(c.opmod()) && !c.busOff && c.joined
 }
 
-// Receive implements canbus.Node.
 func (c *Chip) Receive(f can.Frame, at int64) {
 	if c.opmod() == modeSleep {
 		c.busActivity(at)
@@ -193,7 +192,6 @@ func (c *Chip) RxError(e canbus.ErrorKind, at int64) {
 	c.setFlags(intMERR, at)
 }
 
-// Acks implements canbus.Node.
 func (c *Chip) Acks(at int64) bool {
 	return c.opmod() == modeNormal && !c.busOff && c.joined && !c.Garbled(at)
 }

@@ -171,7 +171,6 @@ func (c *Chip) Pending(at int64) (can.Frame, bool) {
 	return c.txFrame(n), true
 }
 
-// TxStart implements canbus.Node.
 func (c *Chip) TxStart(at int64) { c.txBuf = c.cand }
 
 // TxLost implements canbus.Node: MLOA, and a retry at the next SOF unless one-shot.
@@ -184,7 +183,6 @@ func (c *Chip) TxLost(at int64) {
 	c.modeDone(at)
 }
 
-// TxDone implements canbus.Node.
 func (c *Chip) TxDone(at int64) {
 	n := c.txBuf
 	if n < 0 {

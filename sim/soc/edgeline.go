@@ -39,6 +39,8 @@ type EdgeLine struct {
 	held    int
 }
 
+var _ gpio.EventSource = (*EdgeLine)(nil)
+
 // NewEdgeLine makes the line for GPIO offset (idle high, as an open-drain INT with
 // a pull-up) with a non-blocking pipe behind Fd.
 func NewEdgeLine(offset uint32) (*EdgeLine, error) {

@@ -40,6 +40,8 @@ type GPIOModel struct {
 	src      [pinout.NumGPIOBCM2711]PinSource
 }
 
+var _ bcm2835.Regs[bcm2835.GPIOReg] = (*GPIOModel)(nil)
+
 func (g *GPIOModel) reset() {
 	for p := 0; p <= 8; p++ {
 		g.pull[p] = bcm2835.PullUp
@@ -94,7 +96,6 @@ func (g *GPIOModel) levels(bank int, at int64) uint32 {
 	return v
 }
 
-// Load implements bcm2835.Regs[bcm2835.GPIOReg].
 func (g *GPIOModel) Load(off bcm2835.GPIOReg) uint32 {
 	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, uint32(off), false))
 	g.soc.spi.advance(now)
@@ -134,7 +135,6 @@ func (g *GPIOModel) pupPdn(reg int) uint32 {
 	return v
 }
 
-// Store implements bcm2835.Regs[bcm2835.GPIOReg].
 func (g *GPIOModel) Store(off bcm2835.GPIOReg, v uint32) {
 	now := g.soc.clk.AccessAt(clock.Site(siteGPIO, uint32(off), true))
 	g.soc.spi.advance(now) // bytes before a chip-select change go to the old selection

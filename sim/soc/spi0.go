@@ -68,6 +68,8 @@ type SPI0Model struct {
 	bytes, contention, doneWrites, lostWrites, underflows, aborted atomic.Uint64
 }
 
+var _ bcm2835.Regs[bcm2835.SPIReg] = (*SPI0Model)(nil)
+
 // SPI0Stats counts what the model saw.
 type SPI0Stats struct {
 	Bytes      uint64 // bytes shifted
@@ -164,7 +166,6 @@ func (m *SPI0Model) ceLevel(n int) bool {
 	return asserted == activeHigh
 }
 
-// Load implements bcm2835.Regs[bcm2835.SPIReg].
 func (m *SPI0Model) Load(off bcm2835.SPIReg) uint32 {
 	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), false))
 	m.advance(now)
@@ -198,7 +199,6 @@ func (m *SPI0Model) Load(off bcm2835.SPIReg) uint32 {
 	return 0
 }
 
-// Store implements bcm2835.Regs[bcm2835.SPIReg].
 func (m *SPI0Model) Store(off bcm2835.SPIReg, v uint32) {
 	now := m.soc.clk.AccessAt(clock.Site(siteSPI0, uint32(off), true))
 	m.advance(now)

@@ -44,6 +44,8 @@ type gated[O bcm2835.Offset] struct {
 	s *BusStall
 }
 
+var _ bcm2835.Regs[bcm2835.SPIReg] = gated[bcm2835.SPIReg]{}
+
 func (g gated[O]) Load(off O) uint32 {
 	g.s.wait()
 	return g.r.Load(off)

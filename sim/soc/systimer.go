@@ -29,6 +29,8 @@ type SystemTimerModel struct {
 	looked bool
 }
 
+var _ bcm2835.Regs[bcm2835.STReg] = (*SystemTimerModel)(nil)
+
 // countAt is the counter at board time at (ns).
 func (t *SystemTimerModel) countAt(at int64) uint64 {
 	return uint64(max(at, 0))/1000 + t.offset.Load()
@@ -68,7 +70,6 @@ func (t *SystemTimerModel) match(now uint64) {
 	t.seen = now
 }
 
-// Load implements bcm2835.Regs[bcm2835.STReg].
 func (t *SystemTimerModel) Load(off bcm2835.STReg) uint32 {
 	now := t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, uint32(off), false)))
 	t.match(now)
@@ -85,7 +86,6 @@ func (t *SystemTimerModel) Load(off bcm2835.STReg) uint32 {
 	return 0
 }
 
-// Store implements bcm2835.Regs[bcm2835.STReg].
 func (t *SystemTimerModel) Store(off bcm2835.STReg, v uint32) {
 	t.match(t.countAt(t.soc.clk.AccessAt(clock.Site(siteSystemTimer, uint32(off), true))))
 	switch off {
