@@ -43,6 +43,9 @@ type Wiring struct {
 var (
 	_ soc.SPISlave  = (*Wiring)(nil)
 	_ soc.PinSource = (*Wiring)(nil)
+	// The chip behind the wires has the same pins.
+	_ soc.SPISlave  = (*mcpchip.Chip)(nil)
+	_ soc.PinSource = (*mcpchip.Chip)(nil)
 )
 
 func newWiring(chip *mcpchip.Chip, edge *soc.EdgeLine, clk *clock.Clock) *Wiring {
