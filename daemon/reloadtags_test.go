@@ -70,7 +70,8 @@ func TestReloadTags(t *testing.T) {
 }
 
 // TestReloadDocs: docs/operations.md's table of what a reload applies lists
-// exactly the keys the schema tags, by class.
+// exactly the keys the schema tags, by class, and its row of keys that need a
+// restart names keys of the schema that have no tag.
 func TestReloadDocs(t *testing.T) {
 	const doc = "../docs/operations.md"
 	b, err := os.ReadFile(doc)
@@ -86,29 +87,57 @@ func TestReloadDocs(t *testing.T) {
 		reloadSettings: "| `error_frames`",
 		reloadChip:     "| `bitrate`",
 		reloadEndpoint: "| `metrics`",
+		reloadRestart:  "| anything else",
 	}
-	key := regexp.MustCompile("`([a-z_]+)`")
 	for c, start := range rows {
-		var line string
-		for l := range strings.SplitSeq(string(b), "\n") {
-			if strings.HasPrefix(l, start) {
-				line = l
-				break
-			}
-		}
-		if line == "" {
+		listed, ok := rowKeys(string(b), start)
+		if !ok {
 			t.Errorf("%s: no table row starting %q", doc, start)
 			continue
 		}
-		cell := strings.Split(line, "|")[1]
-		var listed []string
-		for _, m := range key.FindAllStringSubmatch(cell, -1) {
-			listed = append(listed, m[1])
+		if c == reloadRestart {
+			continue
 		}
-		slices.Sort(listed)
 		want := slices.Sorted(slices.Values(tagged[c]))
 		if !slices.Equal(listed, want) {
 			t.Errorf("%s: row %q lists %v; the schema's reload tags (config/config.go) say %v", doc, start, listed, want)
 		}
 	}
+	// The keys a reload compares: the top level's and a controller's.
+	keys := map[string]reloadClass{}
+	for _, st := range []reflect.Type{reflect.TypeFor[config.Config](), reflect.TypeFor[config.Controller]()} {
+		for i := range st.NumField() {
+			if k := yamlKey(st.Field(i)); k != "" {
+				keys[k], _ = reloadClassOf(st.Field(i))
+			}
+		}
+	}
+	restart, _ := rowKeys(string(b), rows[reloadRestart])
+	for _, k := range restart {
+		switch c, ok := keys[k]; {
+		case !ok:
+			t.Errorf("%s: %q, listed as needing a restart, is no key of the schema's top level or of a controller (config/config.go)", doc, k)
+		case c != reloadRestart:
+			t.Errorf("%s: %q is listed as needing a restart, but its reload tag says it reloads", doc, k)
+		}
+	}
 }
+
+// rowKeys returns the `key`s in the first cell of doc's table row that starts
+// with start, sorted; ok is false if there is no such row.
+func rowKeys(doc, start string) (keys []string, ok bool) {
+	for l := range strings.SplitSeq(doc, "\n") {
+		if !strings.HasPrefix(l, start) {
+			continue
+		}
+		for _, m := range backticked.FindAllStringSubmatch(strings.Split(l, "|")[1], -1) {
+			keys = append(keys, m[1])
+		}
+		slices.Sort(keys)
+		return keys, true
+	}
+	return nil, false
+}
+
+// backticked is a key written as code in the docs.
+var backticked = regexp.MustCompile("`([a-z_]+)`")
