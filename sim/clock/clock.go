@@ -29,6 +29,9 @@
 //   - kernel.go: the strict rule's metered system calls, charged at the board's
 //     kernel cost of their kind;
 //   - strict.go and dedicated.go: the two rules' register-access sides;
+//   - clockread.go: the strict rule's charge for the CPU thread's clock reads;
+//   - outlier.go: the strict rule's removal of a system call's CPU time that is
+//     the hypervisor's;
 //   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
 //   - calib.go: the strict rule's continuous calibration of the factor against
 //     the host's speed, and spread.go its figures over a run;
