@@ -10,8 +10,9 @@
 // it is host time exactly. Once the CPU thread binds itself (BindCPU), the rule
 // it was set to (SetRule) moves the offset at each register access:
 //   - strict (strict.go): only what the host did to the CPU thread (runqueue,
-//     steal, the host's park and wake-up paths, a late bus thread) is removed;
-//     cand's own running is charged at the board's cost (cpu.go, kernel.go);
+//     steal, the host's park and wake-up paths, a late bus thread, host noise)
+//     is removed; cand's own running is charged at the board's cost (cpu.go,
+//     kernel.go);
 //   - dedicated (dedicated.go): the forgiving rule, for comparison: every gap
 //     longer than StallGrace without a wait for the hardware is removed.
 //
@@ -31,7 +32,8 @@
 //   - strict.go and dedicated.go: the two rules' register-access sides;
 //   - clockread.go: the strict rule's charge for the CPU thread's clock reads;
 //   - outlier.go: the strict rule's removal of a system call's CPU time that is
-//     the hypervisor's;
+//     the hypervisor's, and noise.go of running far beyond its stretch of code's
+//     median;
 //   - bus.go: what the bus thread may do (CPURunning, Edge, BusTime);
 //   - calib.go: the strict rule's continuous calibration of the factor against
 //     the host's speed, and spread.go its figures over a run;
