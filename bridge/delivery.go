@@ -158,6 +158,10 @@ func (d *Delivery) wake() {
 	k.exit(kernelop.Wake)
 }
 
+// pacerStep is the longest the simulator's delivery thread sleeps at once while
+// the board's core is busy (host ns).
+const pacerStep = 20_000
+
 func (d *Delivery) run(setup chan<- error) {
 	defer close(d.done)
 	runtime.LockOSThread() // never unlocked: the thread may carry real-time settings
@@ -171,14 +175,20 @@ func (d *Delivery) run(setup chan<- error) {
 	spin := d.SpinNs
 	if d.Pacer != nil {
 		spin = 0 // played in the board's time (spinUntil)
+		// Its waits for the board's core are short and must end on time: the
+		// default timer slack (50 µs) would idle the core a frame's time per
+		// batch at 1 Mbit/s.
+		unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	}
 	last := d.Clock.Now()
 	for !d.stop.Load() {
 		switch n, busy := d.step(); {
 		case busy > 0:
 			// The board's core is still on the last batch: the simulator's
-			// thread sleeps the rest of it (board time runs as host time).
-			ts := unix.NsecToTimespec(busy)
+			// thread sleeps the rest of it, in steps of at most pacerStep, as
+			// the board's time leaps ahead of the host's when the owner's
+			// running is charged.
+			ts := unix.NsecToTimespec(min(busy, pacerStep))
 			unix.Nanosleep(&ts, nil)
 		case n > 0:
 			if spin > 0 {
