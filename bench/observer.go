@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -228,5 +229,55 @@ func (h *heartbeatWatch) End(res *ScenarioResult) {
 	if h.sampled {
 		ms := float64(h.most.Load()) / 1e6
 		res.HeartbeatMaxMs = &ms
+	}
+}
+
+// deliveryWatch measures the delivery thread over the window on the host: its
+// CPU time and its run delay (runnable, not running: the second field of
+// /proc/thread-self/schedstat, proc(5)). On the virtual Pi a frame leaves the
+// RX ring when that host thread writes it, so a run delay as long as the ring
+// holds frames shows the host, not the board, filling the ring.
+type deliveryWatch struct {
+	tid       int // 0: no delivery thread
+	cpu0, rd0 int64
+	cpu, rd   int64
+	wall0     time.Time
+	wall      time.Duration
+	measured  bool
+}
+
+func (d *deliveryWatch) sample() (cpu, rd int64, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/schedstat", d.tid))
+	if err != nil {
+		return 0, 0, false
+	}
+	if n, _ := fmt.Sscan(string(b), &cpu, &rd); n != 2 {
+		return 0, 0, false
+	}
+	return cpu, rd, true
+}
+
+func (d *deliveryWatch) Begin() {
+	if d.tid == 0 {
+		return
+	}
+	d.cpu0, d.rd0, d.measured = d.sample()
+	d.wall0 = time.Now()
+}
+
+func (d *deliveryWatch) Stop() {
+	if !d.measured {
+		return
+	}
+	cpu, rd, ok := d.sample()
+	d.cpu, d.rd, d.wall, d.measured = cpu-d.cpu0, rd-d.rd0, time.Since(d.wall0), ok
+}
+
+// End records the thread's busy fraction and run delay (0 and -1: not measured).
+func (d *deliveryWatch) End(res *ScenarioResult) {
+	res.DeliveryBusy, res.DeliveryRunDelayMs = -1, -1
+	if d.measured && d.wall > 0 {
+		res.DeliveryBusy = float64(d.cpu) / float64(d.wall)
+		res.DeliveryRunDelayMs = float64(d.rd) / 1e6
 	}
 }

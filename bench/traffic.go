@@ -49,6 +49,11 @@ type Traffic struct {
 	// not measured; OwnerBusyError says why).
 	OwnerBusy      float64 `json:"owner_busy_fraction"`
 	OwnerBusyError string  `json:"owner_busy_error,omitempty"`
+	// DeliveryBusy and DeliveryRunDelayMs are the delivery thread's CPU time over
+	// the window's wall time and its host run delay in it (-1: no delivery
+	// thread, or not measured; deliveryWatch).
+	DeliveryBusy       float64 `json:"delivery_busy_fraction"`
+	DeliveryRunDelayMs float64 `json:"delivery_run_delay_ms"`
 	// Ports are the controllers one by one, when there are more than one (the
 	// scenario's figures are their sums; its stages are the first controller's).
 	Ports []PortResult `json:"ports,omitempty"`
