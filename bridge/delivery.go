@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"cand/internal/rawsys"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +11,7 @@ import (
 
 	"cand/internal/kernelop"
 	"cand/internal/mono"
+	"cand/internal/rawsys"
 )
 
 // DefaultSpinNs is how long the delivery thread keeps looking for frames after

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"cand/internal/rawsys"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"cand/internal/kernelop"
+	"cand/internal/rawsys"
 )
 
 // epoll user data: port index << 2 | source.

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"cand/hw/pinout"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"cand/canwire"
 	"cand/hw/bcm2835"
+	"cand/hw/pinout"
 	"cand/internal/mono"
 	"cand/internal/waitfor"
 	"cand/mcp2515"

@@ -72,7 +72,8 @@ func (p *Port) interrupt(edgeNs int64) error {
 // Received, into the ring), and reports TX done and errors (storm.go: or one
 // Poll, while the line is stuck). Nothing here makes a system call: frames and
 // error frames wait in the ring, a TX buffer freed while RX buffers are full is
-// loaded after the drain (TXFreed, refillInInterrupt), and the INT line's events are read after it.
+// loaded after the drain (TXFreed, refillInInterrupt), and the INT line's events
+// are read after it.
 func (p *Port) drain(edgeNs int64) error {
 	p.spi.probe.interrupt(true)
 	defer p.spi.probe.interrupt(false)

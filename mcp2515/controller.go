@@ -1,12 +1,13 @@
 package mcp2515
 
 import (
-	"cand/canstate"
 	"errors"
 	"fmt"
 	"time"
 
 	"go.einride.tech/can"
+
+	"cand/canstate"
 )
 
 // IntLine reports the level of the MCP2515's INT output (active low). On the Pi it

@@ -1,7 +1,6 @@
 package mcp2515_test
 
 import (
-	"cand/canstate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 
 	"go.einride.tech/can"
 
+	"cand/canstate"
 	"cand/mcp2515"
 	"cand/sim/mcpchip"
 )

@@ -42,8 +42,9 @@ type DeliveryCore struct {
 	noise    bool
 	calls    [kernelop.NumOps]clock.NoiseMedian
 	perFrame clock.NoiseMedian
-	// NoiseNs is the host time the rule took out (delivery thread).
-	NoiseNs int64
+	// noiseNs is the host time the rule took out (delivery thread; not yet in
+	// a report).
+	noiseNs int64
 }
 
 var _ kernelop.Meter = (*DeliveryCore)(nil)
@@ -85,7 +86,7 @@ func (c *DeliveryCore) End(frames int) {
 	if c.noise && frames > 0 {
 		x := c.perFrame.Excess(run/int64(frames)) * int64(frames)
 		run -= x
-		c.NoiseNs += x
+		c.noiseNs += x
 	}
 	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
 }
@@ -118,7 +119,7 @@ func (c *DeliveryCore) Exit(op kernelop.Op) {
 	if c.noise && op < kernelop.NumOps {
 		x := c.calls[op].Excess(host)
 		host -= x
-		c.NoiseNs += x
+		c.noiseNs += x
 	}
 	if c.KernelCost != nil {
 		c.kernBoard += c.KernelCost(op, host)

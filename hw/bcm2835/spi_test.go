@@ -1,13 +1,13 @@
 package bcm2835_test
 
 import (
-	"cand/hw/pinout"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"cand/hw/bcm2835"
+	"cand/hw/pinout"
 	"cand/internal/mono"
 	"cand/sim/soc"
 )

@@ -1,11 +1,12 @@
 package gpio
 
 import (
-	"cand/internal/rawsys"
 	"errors"
 	"io"
 
 	"golang.org/x/sys/unix"
+
+	"cand/internal/rawsys"
 )
 
 // ErrTornEvent means a read returned a byte count that is not a multiple of EventSize.

@@ -135,8 +135,8 @@ type Clock struct {
 	mu    sync.Mutex // removals and their counts, the strict rule's looks
 	nvcsw int64      // the CPU thread's voluntary switches at the last slow-path look (dedicated)
 	base  sample     // the CPU thread at the strict rule's last look
-	runs  runHist    // the CPU time of its looked-at gaps without a sleep (outlier.go)
-	wruns runHist    // the CPU time of its gaps woken by an INT edge (outlier.go)
+	runs  pow2Hist   // the CPU time of its looked-at gaps without a sleep (outlier.go)
+	wruns pow2Hist   // the CPU time of its gaps woken by an INT edge (outlier.go)
 	stats Stats
 	trace atomic.Pointer[tracer] // the strict rule's per-gap trace (trace.go; nil: off)
 }
@@ -222,7 +222,8 @@ func (c *Clock) bind(tid, fd, sfd, schedFd int) {
 	c.mu.Lock()
 	c.nvcsw = c.h.nvcsw()
 	c.base = c.h.sample(c)
-	c.runs, c.wruns = runHist{}, runHist{}
+	c.runs.reset()
+	c.wruns.reset()
 	now := c.h.now()
 	c.base.others, c.base.othersAt = c.h.others(c, c.base.exec), now
 	c.mu.Unlock()

@@ -2,7 +2,6 @@ package clock
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -33,7 +32,7 @@ import (
 // HostNoise). The same code between the same two accesses does not run eight
 // times its median on the board; a stretch of cand's own code that does (a
 // rare branch, a larger batch) keeps NoiseFloor, and a key first seen is
-// charged in full until it has noiseSamples gaps. What stays charged in full:
+// charged in full until it has medianSamples gaps. What stays charged in full:
 // the gaps in which the thread slept (parks, wake-ups: their own charges), and
 // everything under the rule off.
 const (
@@ -41,8 +40,6 @@ const (
 	NoiseTimes = 8
 	// NoiseFloor: running up to this is charged whatever its key's median.
 	NoiseFloor = int64(5 * time.Microsecond)
-	// noiseSamples is how many gaps make a key's median before any is clipped.
-	noiseSamples = 64
 	// noiseKeys is the size of the key table (keys that collide share a
 	// median; cand's frame path has a few hundred).
 	noiseKeys = 4096
@@ -97,20 +94,16 @@ func (c *Clock) Stretches() []Stretch {
 // NoiseMedian is the running of one stretch of code, in power-of-two buckets,
 // and the host-noise rule's bound on it. Its zero value is empty. Safe for one
 // writer and concurrent readers.
-type NoiseMedian struct {
-	n      atomic.Uint64
-	bucket [40]atomic.Uint32 // bucket k: running in [2^k, 2^(k+1)) ns
-}
+type NoiseMedian struct{ pow2Hist }
 
 // Excess records ns of running and returns the part of it beyond the rule's
-// bound: NoiseTimes times the median, and NoiseFloor (0 before noiseSamples).
+// bound: NoiseTimes times the median, and NoiseFloor (0 before medianSamples).
 func (h *NoiseMedian) Excess(ns int64) int64 {
 	if ns <= 0 {
 		return 0
 	}
 	x := h.Beyond(ns)
-	h.n.Add(1)
-	h.bucket[min(bits.Len64(uint64(ns))-1, len(h.bucket)-1)].Add(1)
+	h.add(ns)
 	return x
 }
 
@@ -187,20 +180,4 @@ func (c *Clock) noiseIn(key uint32, user int64, slept bool) int64 {
 	c.noise.n.Add(1)
 	c.noise.ns.Add(x)
 	return x
-}
-
-// median is an upper bound of the key's median running: the top of the bucket
-// that holds it (0 before noiseSamples gaps).
-func (h *NoiseMedian) median() int64 {
-	n := h.n.Load()
-	if n < noiseSamples {
-		return 0
-	}
-	var seen uint64
-	for k := range h.bucket {
-		if seen += uint64(h.bucket[k].Load()); 2*seen >= n {
-			return int64(1) << (k + 1)
-		}
-	}
-	return 0
 }

@@ -32,7 +32,7 @@ func TestHostNoiseClippedAtItsKey(t *testing.T) {
 	for _, long := range []int64{15 * us, 100 * us} { // a short gap and a looked-at one
 		c, s := strictOn(t, f, CPU{})
 		c.SetNoise(true)
-		noiseGaps(c, s, noiseSamples, 1*us)
+		noiseGaps(c, s, medianSamples, 1*us)
 		c.AccessAt(siteA)
 		v0 := c.Leave()
 		s.busy(long)
@@ -58,12 +58,12 @@ func TestHostNoiseChargedInFull(t *testing.T) {
 		to      uint32
 		stretch int64
 	}{
-		{"within NoiseFloor", true, noiseSamples, siteB, NoiseFloor},
-		{"within NoiseTimes", true, noiseSamples, siteB, NoiseTimes * 1024},
-		{"median unknown", true, noiseSamples - 1, siteB, 100 * us},
-		{"a key not seen", true, noiseSamples, siteC, 100 * us},
-		{"unnamed access", true, noiseSamples, 0, 100 * us},
-		{"rule off", false, noiseSamples, siteB, 100 * us},
+		{"within NoiseFloor", true, medianSamples, siteB, NoiseFloor},
+		{"within NoiseTimes", true, medianSamples, siteB, NoiseTimes * 1024},
+		{"median unknown", true, medianSamples - 1, siteB, 100 * us},
+		{"a key not seen", true, medianSamples, siteC, 100 * us},
+		{"unnamed access", true, medianSamples, 0, 100 * us},
+		{"rule off", false, medianSamples, siteB, 100 * us},
 	} {
 		c, s := strictOn(t, f, CPU{})
 		c.SetNoise(tc.on)
@@ -112,7 +112,7 @@ func TestHostNoiseHoldsAParkToItsKey(t *testing.T) {
 	const f = 3 * FactorUnit
 	c, s := strictOn(t, f, CPU{ParkHostNs: 20 * us})
 	c.SetNoise(true)
-	noiseGaps(c, s, noiseSamples, 1*us)
+	noiseGaps(c, s, medianSamples, 1*us)
 	c.AccessAt(siteA)
 	v0 := c.Leave()
 	s.busy(300 * us)
@@ -126,8 +126,8 @@ func TestHostNoiseHoldsAParkToItsKey(t *testing.T) {
 		t.Errorf("host noise removed = %+v, want 1 of %d ns", r, 300*us-bound)
 	}
 	for k := range c.noise.keys {
-		if n := c.noise.keys[k].n.Load(); n > noiseSamples {
-			t.Errorf("key %d holds %d gaps, want at most %d: the park was recorded", k, n, noiseSamples)
+		if n := c.noise.keys[k].n.Load(); n > medianSamples {
+			t.Errorf("key %d holds %d gaps, want at most %d: the park was recorded", k, n, medianSamples)
 		}
 	}
 }
@@ -136,7 +136,7 @@ func TestHostNoiseHoldsAParkToItsKey(t *testing.T) {
 func TestHostNoiseStretches(t *testing.T) {
 	c, s := strictOn(t, 3*FactorUnit, CPU{})
 	c.SetNoise(true)
-	noiseGaps(c, s, noiseSamples, 1*us)
+	noiseGaps(c, s, medianSamples, 1*us)
 	var ab *Stretch
 	st := c.Stretches()
 	for i := range st {
@@ -144,7 +144,7 @@ func TestHostNoiseStretches(t *testing.T) {
 			ab = &st[i]
 		}
 	}
-	if ab == nil || ab.Gaps != noiseSamples || ab.RunNs != noiseSamples*us || ab.Calls != 0 || ab.Reads != 0 || ab.NoiseNs != 0 {
-		t.Fatalf("stretch A→B = %+v, want %d gaps of %d ns in all, no calls, reads or noise", ab, noiseSamples, noiseSamples*us)
+	if ab == nil || ab.Gaps != medianSamples || ab.RunNs != medianSamples*us || ab.Calls != 0 || ab.Reads != 0 || ab.NoiseNs != 0 {
+		t.Fatalf("stretch A→B = %+v, want %d gaps of %d ns in all, no calls, reads or noise", ab, medianSamples, medianSamples*us)
 	}
 }

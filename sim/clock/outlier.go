@@ -1,7 +1,5 @@
 package clock
 
-import "math/bits"
-
 // The strict rule's kernel outliers: host time inside the CPU thread's system
 // calls that is the host's, not cand's (docs/clock.md, "System calls").
 //
@@ -27,46 +25,16 @@ import "math/bits"
 // kernel without CONFIG_IRQ_TIME_ACCOUNTING). Such gaps are held to the median
 // of their own kind (a woken gap's running is shorter than a looked-at running
 // gap's, which is longer than LookGap by selection), by the same rule.
-const (
-	// OutlierTimes: a gap with more CPU time than this many times the median
-	// gap's is an outlier.
-	OutlierTimes = 8
-	// outlierSamples is how many gaps make the median before any is an outlier.
-	outlierSamples = 64
-)
-
-// runHist is the CPU time of the gaps the strict rule looked at in which the CPU
-// thread did not sleep, in power-of-two buckets (mu held).
-type runHist struct {
-	n      uint64
-	bucket [64]uint64 // bucket k: CPU time in [2^k, 2^(k+1)) ns
-}
-
-func (h *runHist) add(ns int64) {
-	h.n++
-	h.bucket[bits.Len64(uint64(max(ns, 1)))-1]++
-}
-
-// median is an upper bound of the median: the top of the bucket that holds it
-// (0 before outlierSamples gaps).
-func (h *runHist) median() int64 {
-	if h.n < outlierSamples {
-		return 0
-	}
-	var seen uint64
-	for k, n := range h.bucket {
-		if seen += n; 2*seen >= h.n {
-			return int64(1) << (k + 1)
-		}
-	}
-	return 0
-}
+//
+// OutlierTimes: a gap with more CPU time than this many times the median gap's
+// is an outlier.
+const OutlierTimes = 8
 
 // outlier records a gap's CPU time on in h (the gaps of its kind: without a
 // sleep, or woken by an edge) and returns the part of it that is the host's:
 // beyond the median, when the gap is an outlier and a system call was made
 // (syscalls). mu held.
-func (c *Clock) outlier(h *runHist, on int64, syscalls bool) int64 {
+func (c *Clock) outlier(h *pow2Hist, on int64, syscalls bool) int64 {
 	med := h.median()
 	h.add(on)
 	if med == 0 || !syscalls || on <= OutlierTimes*med {

@@ -20,7 +20,7 @@ func TestKernelOutlierIsRemoved(t *testing.T) {
 	const f = 3 * FactorUnit
 	c, s := strictOn(t, f, CPU{})
 	s.sys = 1
-	medianGaps(c, s, outlierSamples, 30*us)
+	medianGaps(c, s, medianSamples, 30*us)
 	const med = 32768 // the top of 30 µs's power-of-two bucket
 	start := c.Now()
 	s.busy(2400 * us)
@@ -41,7 +41,7 @@ func TestSpinWithoutSyscallIsCharged(t *testing.T) {
 	const f = 3 * FactorUnit
 	c, s := strictOn(t, f, CPU{})
 	s.sys = 1
-	medianGaps(c, s, outlierSamples, 30*us)
+	medianGaps(c, s, medianSamples, 30*us)
 	start := c.Now()
 	s.busy(2400 * us) // no system call
 	v := c.Access()
@@ -62,8 +62,8 @@ func TestNoOutlierBelowTheBounds(t *testing.T) {
 		gaps      int
 		gap, long int64
 	}{
-		{"median unknown", outlierSamples - 1, 30 * us, 2400 * us},
-		{"at OutlierTimes", outlierSamples, 30 * us, OutlierTimes * 32768},
+		{"median unknown", medianSamples - 1, 30 * us, 2400 * us},
+		{"at OutlierTimes", medianSamples, 30 * us, OutlierTimes * 32768},
 	} {
 		c, s := strictOn(t, f, CPU{})
 		s.sys = 1

@@ -44,7 +44,7 @@ func TestWokenGapOutlierIsRemoved(t *testing.T) {
 	const f = 3 * FactorUnit
 	c, s := strictOn(t, f, CPU{})
 	s.sys = 1
-	for range outlierSamples {
+	for range medianSamples {
 		if _, d := wokenGap(t, c, s, 10*us, true); d != 100*us+scaled(10*us, f) {
 			t.Fatalf("a woken gap of 10 µs running took %d ns of the board's, want the 100 µs wait and 30 µs", d)
 		}
@@ -64,7 +64,7 @@ func TestWokenGapMedianIsItsOwn(t *testing.T) {
 	const f = 3 * FactorUnit
 	c, s := strictOn(t, f, CPU{})
 	s.sys = 1
-	for range outlierSamples {
+	for range medianSamples {
 		wokenGap(t, c, s, 10*us, true)
 	}
 	if _, d := wokenGap(t, c, s, 600*us, false); d != 100*us+scaled(600*us, f) {

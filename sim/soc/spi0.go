@@ -1,10 +1,10 @@
 package soc
 
 import (
-	"cand/sim/clock"
 	"sync/atomic"
 
 	"cand/hw/bcm2835"
+	"cand/sim/clock"
 )
 
 // csWritable are the CS bits that hold what software wrote. RXF, RXR, TXD, RXD and

@@ -1,10 +1,10 @@
 package soc_test
 
 import (
-	"cand/hw/pinout"
 	"testing"
 
 	"cand/hw/bcm2835"
+	"cand/hw/pinout"
 	"cand/internal/mono"
 	"cand/sim/soc"
 )

@@ -1,10 +1,10 @@
 package soc
 
 import (
-	"cand/sim/clock"
 	"sync/atomic"
 
 	"cand/hw/bcm2835"
+	"cand/sim/clock"
 )
 
 // SystemTimerModel is the System Timer block (BCM2835 ARM Peripherals §12) at
