@@ -72,6 +72,16 @@ type SPI struct {
 	// of them, so an unselected CE stays at its own device's inactive level.
 	cspol   CS
 	claimed [2]int8 // per native CE: 0 unclaimed, 1 active-low, 2 active-high
+
+	// What the engine last left in the block, so that a transfer writes only
+	// what differs: clean is true once a CS write cleared both FIFOs with TA off
+	// (every transfer's last write does, as the kernel's spi-bcm2835
+	// bcm2835_spi_reset_hw does), and clkSet/clk is the CLK register last
+	// written. Nothing else writes SPI0 while cand owns it (detect.go refuses a
+	// bound spi-bcm2835).
+	clean  bool
+	clkSet bool
+	clk    uint32
 }
 
 // NewSPI drives the SPI0 block at regs. gpio is needed for GPIO chip selects (it

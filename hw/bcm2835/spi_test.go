@@ -97,14 +97,46 @@ func TestTransferRegisterSequence(t *testing.T) {
 	if rx[0] != 0x5F || rx[1] != 0xF0 {
 		t.Fatalf("rx = % x, want 5f f0", rx)
 	}
-	head := []string{"S00=3c", "S08=1a", "S00=8c", "S04=a0", "S04=f"}
-	tail := []string{"S00=1000c"}
-	log := lr.log
-	if len(log) < len(head)+len(tail) || !equal(log[:len(head)], head) || !equal(log[len(log)-1:], tail) {
+	// The first transfer clears the FIFOs and sets CLK; every transfer ends with
+	// DONE and CLEAR in one write, TA off.
+	tail := []string{"S00=1003c"}
+	checkLog(t, lr.log, []string{"S00=3c", "S08=1a", "S00=8c", "S04=a0", "S04=f"}, tail)
+	// A second one finds the FIFOs cleared and CLK set: TA is its first write.
+	lr.log = nil
+	if err := d.Transfer([]byte{0x12, 0x34}, rx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rx[0] != 0xED || rx[1] != 0xCB {
+		t.Fatalf("rx = % x, want ed cb", rx)
+	}
+	checkLog(t, lr.log, []string{"S00=8c", "S04=12", "S04=34"}, tail)
+	// A device at another SCLK writes CLK again; the first one then does too.
+	slow := cfg
+	slow.ClockHz = 1_000_000
+	ds := r.device(t, slow)
+	lr.log = nil
+	for _, dv := range []*bcm2835.Device{ds, d} {
+		if err := dv.Transfer([]byte{0x12, 0x34}, rx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := clkStores(lr.log), []string{"S08=fa", "S08=1a"}; !equal(got, want) {
+		t.Fatalf("CLK writes %v, want %v", got, want)
+	}
+	if st := r.soc.SPI0().Stats(); st.DoneWrites != 4 || st.Underflows != 0 || st.LostWrites != 0 {
+		t.Fatalf("model stats %+v", st)
+	}
+}
+
+// checkLog fails unless log starts with head, ends with tail and has only status
+// reads and two FIFO reads between.
+func checkLog(t *testing.T, log, head, tail []string) {
+	t.Helper()
+	if len(log) < len(head)+len(tail) || !equal(log[:len(head)], head) || !equal(log[len(log)-len(tail):], tail) {
 		t.Fatalf("register log %v: want it to start %v and end %v", log, head, tail)
 	}
 	fifoReads := 0
-	for _, a := range log[len(head) : len(log)-1] {
+	for _, a := range log[len(head) : len(log)-len(tail)] {
 		switch a {
 		case "L00":
 		case "L04":
@@ -116,7 +148,80 @@ func TestTransferRegisterSequence(t *testing.T) {
 	if fifoReads != 2 {
 		t.Fatalf("%d FIFO reads, want 2: %v", fifoReads, log)
 	}
-	if st := r.soc.SPI0().Stats(); st.DoneWrites != 1 || st.Underflows != 0 || st.LostWrites != 0 {
+}
+
+func clkStores(log []string) []string {
+	var out []string
+	for _, a := range log {
+		if strings.HasPrefix(a, "S08=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// slowRegs is a CPU slower than the wire: every access takes at least perNs of
+// the model's (host) time.
+type slowRegs struct {
+	logRegs
+	perNs int64
+}
+
+func (s *slowRegs) Load(off bcm2835.SPIReg) uint32 {
+	v := s.logRegs.Load(off)
+	s.spin()
+	return v
+}
+
+func (s *slowRegs) Store(off bcm2835.SPIReg, v uint32) {
+	s.logRegs.Store(off, v)
+	s.spin()
+}
+
+func (s *slowRegs) spin() {
+	for t0 := mono.Now(); mono.Now()-t0 < s.perNs; {
+	}
+}
+
+// A CPU that falls behind the wire finds DONE at its first status read once the
+// TX FIFO is written: it reads every byte with no status read between and does
+// not read CS again before ending the transfer.
+func TestTransferBehindTheWireReadsAfterDone(t *testing.T) {
+	var sr *slowRegs
+	r := newRig(t, func(in bcm2835.Regs[bcm2835.SPIReg]) bcm2835.Regs[bcm2835.SPIReg] {
+		sr = &slowRegs{logRegs: logRegs{r: in}, perNs: 5_000} // 5 µs an access, a byte is < 1 µs
+		return sr
+	}, bcm2835.SPIOptions{})
+	d := r.device(t, ce0)
+	tx := []byte{0x03, 0x61, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	rx := make([]byte, len(tx))
+	for i := range 2 {
+		sr.log = nil
+		if err := d.Transfer(tx, rx, nil); err != nil {
+			t.Fatal(err)
+		}
+		for j, b := range rx {
+			if b != ^tx[j] {
+				t.Fatalf("transfer %d: rx = % x, want the complement of % x", i, rx, tx)
+			}
+		}
+		want := []string{"S00=80"}
+		if i == 0 {
+			want = []string{"S00=30", "S08=1a", "S00=80"}
+		}
+		for _, b := range tx {
+			want = append(want, fmt.Sprintf("S04=%x", b))
+		}
+		want = append(want, "L00")
+		for range tx {
+			want = append(want, "L04")
+		}
+		want = append(want, "S00=10030")
+		if !equal(sr.log, want) {
+			t.Fatalf("transfer %d: register log\n%v\nwant\n%v", i, sr.log, want)
+		}
+	}
+	if st := r.soc.SPI0().Stats(); st.Underflows != 0 || st.LostWrites != 0 {
 		t.Fatalf("model stats %+v", st)
 	}
 }

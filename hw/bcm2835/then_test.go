@@ -121,8 +121,9 @@ func TestTransferThen(t *testing.T) {
 		if !(tm.CSDown < tm.FirstByte && tm.FirstByte <= tm.LastByte && tm.LastByte <= tm.CSUp) || tm.CSUp-tm.CSDown < tm.WireNs {
 			t.Errorf("%+v: timing %+v", c, tm)
 		}
-		// CS written three times: CLEAR with TA off, TA on, DONE with TA off.
-		if got, want := csStores(lr.log), []string{"S00=31", "S00=81", "S00=10001"}; !equal(got, want) {
+		// CS written three times: CLEAR with TA off (the first transfer only), TA
+		// on, DONE and CLEAR with TA off.
+		if got, want := csStores(lr.log), []string{"S00=31", "S00=81", "S00=10031"}; !equal(got, want) {
 			t.Errorf("%+v: CS writes %v, want %v (TA set from the first byte to the last)", c, got, want)
 		}
 		if st := r.soc.SPI0().Stats(); st.DoneWrites != 1 || st.Underflows != 0 || st.LostWrites != 0 || st.Aborted != 0 {

@@ -25,16 +25,27 @@ const rxrLevel = 48
 // transfer's timing. It does not allocate and takes no lock: one owner thread calls
 // it (a Device is not safe for concurrent use).
 //
-// Sequence (polled mode, as the kernel's fast path but without its wake-ups): CS
-// with this device's mode, CS field and every native CE's polarity, CLEAR_RX and
-// CLEAR_TX; CLK; GPIO chip select active; TA; then up to 64 bytes into the TX FIFO
-// before waiting. While running it drains RX and refills TX, keeping at most 64
-// bytes in flight so neither FIFO can overflow (TX halts when RX is full). A wait
-// for bytes in flight longer than the poll budget sleeps for the part of it a
-// wake-up pays for and polls the rest (sleepPart, wait.go). At the end it waits
-// for DONE, clears TA and writes DONE (the controller's quirk: "transmission
-// sometimes breaks unless DONE is written at the end of every transfer", kernel
-// spi-bcm2835), then releases a GPIO chip select.
+// Sequence (polled mode, as the kernel's fast path but without its wake-ups):
+// CLK if it differs from the last one written; GPIO chip select active; CS with
+// this device's mode, CS field, every native CE's polarity and TA; then up to 64
+// bytes into the TX FIFO before waiting. (The FIFOs are already empty: the
+// previous transfer's last write cleared them; the first transfer clears them
+// in a CS write of its own.) While running it drains RX and refills TX, keeping
+// at most 64 bytes in flight so neither FIFO can overflow (TX halts when RX is
+// full). A status read showing DONE means every byte written has been shifted
+// in, so the bytes still to read are read without a status read each
+// (BCM2835 ARM Peripherals §10.6.1, CS.DONE "transfer is complete"; the C
+// library bcm2835's one-byte bcm2835_spi_transfer, airspayce.com/mikem/bcm2835,
+// reads the FIFO once DONE is set the same way). A CPU as fast as the wire sees
+// each byte's RXD before DONE and reads as before; one that falls behind saves a
+// status read a byte. A wait for bytes in flight longer
+// than the poll budget sleeps for the part of it a wake-up pays for and polls
+// the rest (sleepPart, wait.go). At the end it waits for DONE (no read more if
+// the last status read showed it) and writes CS with TA off, DONE and
+// CLEAR_RX|CLEAR_TX in one write, as the kernel's bcm2835_spi_reset_hw does
+// (drivers/spi/spi-bcm2835.c: "transmission sometimes breaks unless the DONE
+// bit is written at the end of every transfer"), then releases a GPIO chip
+// select.
 func (d *Device) Transfer(tx, rx []byte, t *Timing) error {
 	n := len(tx)
 	if rx != nil && len(rx) != n {
@@ -84,19 +95,26 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 	r := s.regs
 	cs := d.mode | d.csField | s.cspol
 
-	StoreCS(r, cs|CSCLEARRX|CSCLEARTX)
-	r.Store(SPICLK, d.cdiv)
+	if !s.clean {
+		StoreCS(r, cs|CSCLEARRX|CSCLEARTX)
+		s.clean = true
+	}
+	if !s.clkSet || s.clk != d.cdiv {
+		r.Store(SPICLK, d.cdiv)
+		s.clkSet, s.clk = true, d.cdiv
+	}
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, d.activeLvl)
 	}
 	t.CSDown = s.now()
 	StoreCS(r, cs|CSTA)
+	s.clean = false
 	var head []byte
 	if rx != nil {
 		head = rx[:first]
 	}
 	n := first
-	got, last := d.shift(tx[:first], head, t.CSDown, t)
+	got, last, done := d.shift(tx[:first], head, t.CSDown, t)
 	var bad error
 	if got == first && more != nil {
 		switch k := more(head); {
@@ -106,7 +124,7 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 			n += k
 			t.WireNs += int64(k) * d.byteNs
 			var g int
-			g, last = d.shift(tx[first:n], rx[first:n], last, t)
+			g, last, done = d.shift(tx[first:n], rx[first:n], last, t)
 			got += g
 		}
 	}
@@ -114,12 +132,13 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 		return got, d.stuck(cs, n, got, t)
 	}
 	t.LastByte = last
-	for LoadCS(r)&CSDONE == 0 {
+	for !done && LoadCS(r)&CSDONE == 0 {
 		if s.now()-last > stallFactor*d.slowByte+stallFloorNs && LoadCS(r)&CSDONE == 0 {
 			return got, d.stuck(cs, n, got, t)
 		}
 	}
-	StoreCS(r, cs|CSDONE)
+	StoreCS(r, cs|CSDONE|CSCLEARRX|CSCLEARTX)
+	s.clean = true
 	if d.gpioCS >= 0 {
 		s.gpio.Write(d.gpioCS, !d.activeLvl)
 	}
@@ -129,9 +148,13 @@ func (d *Device) transfer(tx, rx []byte, first int, more func([]byte) int, t *Ti
 
 // shift clocks tx out and len(tx) bytes into rx (nil: discarded) with TA already
 // set and the TX FIFO empty, start being when the first byte could start. It
-// returns the bytes received (fewer than len(tx) if the controller stopped) and
-// when the last progress was seen.
-func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int64) {
+// returns the bytes received (fewer than len(tx) if the controller stopped), when
+// the last progress was seen, and whether its last status read showed DONE with
+// every byte of tx written (no status read is needed to see the transfer done).
+//
+// It reads the clock when it waits, not per byte: a byte read counts as progress
+// at the next clock read, and the last one at the one after the loop.
+func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int64, done bool) {
 	s := d.spi
 	r := s.regs
 	n := len(tx)
@@ -144,12 +167,16 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 	maySleep := long
 	last = start
 	watch, looked := start, start // the watch for progress began; the clock was last read
+	moved := false                // bytes were read since the clock was last read
 	rxi := 0
 	for rxi < n {
 		st := LoadCS(r)
 		if st&CSRXD == 0 {
 			now := s.now()
-			if now-looked > stallAwayNs {
+			if moved {
+				moved = false
+				last, watch = now, now
+			} else if now-looked > stallAwayNs {
 				watch += now - looked // away, not watching (spi.go, stall limits)
 			}
 			looked = now
@@ -161,7 +188,7 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 				if LoadCS(r)&CSRXD != 0 {
 					continue
 				}
-				return rxi, last
+				return rxi, last, false
 			}
 			if maySleep {
 				maySleep = false
@@ -173,10 +200,15 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 			}
 			continue
 		}
+		// How many bytes the status guarantees: all those in flight once DONE
+		// (every byte written has been shifted in), else what RXF or RXR say, or one.
 		k := 1
-		if st&CSRXF != 0 {
+		switch {
+		case st&CSDONE != 0:
+			k = txi - rxi
+		case st&CSRXF != 0:
 			k = SPIFIFOSize
-		} else if st&CSRXR != 0 {
+		case st&CSRXR != 0:
 			k = rxrLevel
 		}
 		k = min(k, n-rxi)
@@ -190,11 +222,12 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 			}
 		}
 		rxi += k
-		last = s.now()
-		watch, looked = last, last
+		moved = true
 		if t.FirstByte == 0 {
-			t.FirstByte = last
+			t.FirstByte = s.now()
+			last, watch, looked, moved = t.FirstByte, t.FirstByte, t.FirstByte, false
 		}
+		done = st&CSDONE != 0 && txi == n
 		if txi < n {
 			for txi < n && txi-rxi < SPIFIFOSize {
 				r.Store(SPIFIFO, uint32(tx[txi]))
@@ -203,7 +236,10 @@ func (d *Device) shift(tx, rx []byte, start int64, t *Timing) (got int, last int
 			maySleep = long
 		}
 	}
-	return rxi, last
+	if moved {
+		last = s.now()
+	}
+	return rxi, last, done
 }
 
 // stuck abandons a transfer the controller stopped clocking: TA off, FIFOs cleared,
