@@ -25,9 +25,12 @@ func (h *pow2Hist) add(ns int64) {
 
 // median is an upper bound of the median: the top of the bucket that holds it
 // (0 before medianSamples values).
-func (h *pow2Hist) median() int64 {
+func (h *pow2Hist) median() int64 { return h.medianOf(medianSamples) }
+
+// medianOf is median once h holds at least min values (0 before).
+func (h *pow2Hist) medianOf(min uint64) int64 {
 	n := h.n.Load()
-	if n < medianSamples {
+	if n < min || n == 0 {
 		return 0
 	}
 	var seen uint64

@@ -31,10 +31,17 @@ import (
 // key's median, and beyond NoiseFloor, is taken out as the host's (category
 // HostNoise). The same code between the same two accesses does not run eight
 // times its median on the board; a stretch of cand's own code that does (a
-// rare branch, a larger batch) keeps NoiseFloor, and a key first seen is
-// charged in full until it has medianSamples gaps. What stays charged in full:
-// the gaps in which the thread slept (parks, wake-ups: their own charges), and
-// everything under the rule off.
+// rare branch, a larger batch) keeps NoiseFloor. A key's own median counts once
+// it has noiseSamples gaps. Before that, its bound comes from the median of
+// every keyed gap (the pool): a stretch seen fewer than noiseSamples times is
+// held to NoiseTimes times what cand's stretches run at the median, and
+// NoiseFloor. Without that, every key started unbounded: a fresh virtual Pi
+// charged the host's 50-120 µs stretches (a GPIO level read to an SPI write,
+// ~1 µs of code) in full in its first milliseconds, 1-3 board ms each on a Pi 3,
+// and lost frames at 10 % of a bus there. Only when the pool itself has fewer
+// than noiseSamples gaps is a gap charged in full. What stays charged in full
+// besides: the gaps in which the thread slept (parks, wake-ups: their own
+// charges), and everything under the rule off.
 const (
 	// NoiseTimes: running beyond this many times its key's median is the host's.
 	NoiseTimes = 8
@@ -43,6 +50,10 @@ const (
 	// noiseKeys is the size of the key table (keys that collide share a
 	// median; cand's frame path has a few hundred).
 	noiseKeys = 4096
+	// noiseSamples is how many gaps make a key's median (or the pool's): the
+	// host's noise is a few in a hundred gaps, so eight hold a median of the
+	// code's own running.
+	noiseSamples = 8
 )
 
 // noiseState is the rule's state, written by the CPU thread only.
@@ -51,6 +62,7 @@ type noiseState struct {
 	site  atomic.Uint32 // the previous register access's site: where the gap began
 	calls atomic.Uint32 // metered system calls since the previous access
 	keys  [noiseKeys]NoiseMedian
+	pool  pow2Hist // every keyed gap's running: the bound of a key not yet known
 	// n and ns are the clipped gaps and the host ns taken out.
 	n, ns atomic.Int64
 	// stretch is what each key stands for and its running so far (Stretches).
@@ -97,20 +109,27 @@ func (c *Clock) Stretches() []Stretch {
 type NoiseMedian struct{ pow2Hist }
 
 // Excess records ns of running and returns the part of it beyond the rule's
-// bound: NoiseTimes times the median, and NoiseFloor (0 before medianSamples).
-func (h *NoiseMedian) Excess(ns int64) int64 {
+// bound: NoiseTimes times the median, and NoiseFloor (0 before noiseSamples).
+func (h *NoiseMedian) Excess(ns int64) int64 { return h.ExcessOr(ns, 0) }
+
+// ExcessOr is Excess with prior standing for the median until h has its own
+// (0: none).
+func (h *NoiseMedian) ExcessOr(ns, prior int64) int64 {
 	if ns <= 0 {
 		return 0
 	}
-	x := h.Beyond(ns)
+	x := h.BeyondOr(ns, prior)
 	h.add(ns)
 	return x
 }
 
-// Beyond is Excess without recording ns: for running that is not the
+// BeyondOr is ExcessOr without recording ns: for running that is not the
 // stretch's alone (a gap with a sleep in it), held to the stretch's bound.
-func (h *NoiseMedian) Beyond(ns int64) int64 {
-	med := h.median()
+func (h *NoiseMedian) BeyondOr(ns, prior int64) int64 {
+	med := h.medianOf(noiseSamples)
+	if med == 0 {
+		med = prior
+	}
 	if bound := max(NoiseTimes*med, NoiseFloor); med != 0 && ns > bound {
 		return ns - bound
 	}
@@ -167,11 +186,13 @@ func (c *Clock) noiseIn(key uint32, user int64, slept bool) int64 {
 	a := &c.noise.stretch[key]
 	a.n.Add(1)
 	a.runNs.Add(user)
+	prior := c.noise.pool.medianOf(noiseSamples)
 	var x int64
 	if slept {
-		x = h.Beyond(user)
+		x = h.BeyondOr(user, prior)
 	} else {
-		x = h.Excess(user)
+		x = h.ExcessOr(user, prior)
+		c.noise.pool.add(user)
 	}
 	if x == 0 {
 		return 0

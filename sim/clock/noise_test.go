@@ -46,9 +46,9 @@ func TestHostNoiseClippedAtItsKey(t *testing.T) {
 	}
 }
 
-// What the rule does not touch: running within its key's bound, a key with too
-// few gaps for a median, an unnamed access, the rule off. Each is charged in
-// full.
+// What the rule does not touch: running within its key's bound, a key and a
+// pool with too few gaps for a median (three gaps each way: six in the pool),
+// an unnamed access, the rule off. Each is charged in full.
 func TestHostNoiseChargedInFull(t *testing.T) {
 	const f = 3 * FactorUnit
 	for _, tc := range []struct {
@@ -60,8 +60,7 @@ func TestHostNoiseChargedInFull(t *testing.T) {
 	}{
 		{"within NoiseFloor", true, medianSamples, siteB, NoiseFloor},
 		{"within NoiseTimes", true, medianSamples, siteB, NoiseTimes * 1024},
-		{"median unknown", true, medianSamples - 1, siteB, 100 * us},
-		{"a key not seen", true, medianSamples, siteC, 100 * us},
+		{"median unknown", true, 3, siteB, 100 * us},
 		{"unnamed access", true, medianSamples, 0, 100 * us},
 		{"rule off", false, medianSamples, siteB, 100 * us},
 	} {
@@ -77,6 +76,37 @@ func TestHostNoiseChargedInFull(t *testing.T) {
 		if r := c.Stats().Removed[HostNoise]; r.Count != 0 {
 			t.Errorf("%s: host noise removed = %+v, want none", tc.name, r)
 		}
+	}
+}
+
+// A key with fewer than noiseSamples gaps is held to the pool's bound: a
+// stretch first seen (A to C), after gaps of 1 µs elsewhere, is charged
+// NoiseTimes × 1,024 ns of its 100 µs; once it has its own median of 16 µs
+// (eight gaps), that median bounds it.
+func TestHostNoiseNewKeyHeldToThePool(t *testing.T) {
+	const f = 3 * FactorUnit
+	c, s := strictOn(t, f, CPU{})
+	c.SetNoise(true)
+	noiseGaps(c, s, noiseSamples, 1*us)
+	stretch := func(ns int64) int64 {
+		c.AccessAt(siteA)
+		v0 := c.Leave()
+		s.busy(ns)
+		return c.AccessAt(siteC) - v0
+	}
+	const bound = NoiseTimes * 1024
+	if d, want := stretch(100*us), scaled(bound, f); d != want {
+		t.Errorf("a new stretch of 100 µs: virtual +%d ns, want +%d (%d ns charged at the factor)", d, want, bound)
+	}
+	if r := c.Stats().Removed[HostNoise]; r.Count != 1 || r.Ns != 100*us-bound {
+		t.Errorf("host noise removed = %+v, want 1 of %d ns", r, 100*us-bound)
+	}
+	for range noiseSamples - 1 {
+		stretch(16 * us)
+	}
+	// Its own median (16,384 ns): 100 µs is within 8 × that.
+	if d, want := stretch(100*us), scaled(100*us, f); d != want {
+		t.Errorf("100 µs of a stretch whose median is 16 µs: virtual +%d ns, want +%d (charged in full)", d, want)
 	}
 }
 
