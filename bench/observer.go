@@ -239,11 +239,25 @@ func (h *heartbeatWatch) End(res *ScenarioResult) {
 // holds frames shows the host, not the board, filling the ring.
 type deliveryWatch struct {
 	tid       int // 0: no delivery thread
+	stats     func() bridge.DeliveryStats
+	core      *sim.DeliveryCore // the board's core it plays (nil: none)
+	catch0    uint64
+	charge0   sim.DeliveryCharge
 	cpu0, rd0 int64
 	cpu, rd   int64
 	wall0     time.Time
 	wall      time.Duration
 	measured  bool
+}
+
+// newDeliveryWatch watches d's delivery thread, if it has one.
+func newDeliveryWatch(d *daemon.Daemon) *deliveryWatch {
+	w := &deliveryWatch{tid: d.Threads().Delivery}
+	if dt := d.Owner.Delivery; dt != nil {
+		w.stats = dt.Stats
+		w.core, _ = dt.Pacer.(*sim.DeliveryCore)
+	}
+	return w
 }
 
 func (d *deliveryWatch) sample() (cpu, rd int64, ok bool) {
@@ -258,8 +272,12 @@ func (d *deliveryWatch) sample() (cpu, rd int64, ok bool) {
 }
 
 func (d *deliveryWatch) Begin() {
-	if d.tid == 0 {
+	if d.tid == 0 || d.stats == nil {
 		return
+	}
+	d.catch0 = d.stats().CatchUps
+	if d.core != nil {
+		d.charge0 = d.core.Charged()
 	}
 	d.cpu0, d.rd0, d.measured = d.sample()
 	d.wall0 = time.Now()
@@ -276,6 +294,15 @@ func (d *deliveryWatch) Stop() {
 // End records the thread's busy fraction and run delay (0 and -1: not measured).
 func (d *deliveryWatch) End(res *ScenarioResult) {
 	res.DeliveryBusy, res.DeliveryRunDelayMs = -1, -1
+	if d.tid != 0 && d.stats != nil {
+		res.DeliveryCatchUps = d.stats().CatchUps - d.catch0
+	}
+	if d.core != nil {
+		c, c0 := d.core.Charged(), d.charge0
+		if n := float64(c.Frames - c0.Frames); n > 0 {
+			res.DeliveryBoardUs = &PerFrameUs{User: float64(c.UserNs-c0.UserNs) / n / 1e3, Kernel: float64(c.KernelNs-c0.KernelNs) / n / 1e3}
+		}
+	}
 	if d.measured && d.wall > 0 {
 		res.DeliveryBusy = float64(d.cpu) / float64(d.wall)
 		res.DeliveryRunDelayMs = float64(d.rd) / 1e6

@@ -180,7 +180,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	busy := newBusyWatch(h)
 	watched.Threads, watched.streams = h.d.Threads(), r.streams
 	obs := []Observer{w, pw, &arbWatch{chip: pi.Node(0).Chip}, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge},
-		&deliveryWatch{tid: h.d.Threads().Delivery}}
+		newDeliveryWatch(h.d)}
 	if added != nil {
 		obs = append(obs, added)
 	}

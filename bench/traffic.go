@@ -54,6 +54,16 @@ type Traffic struct {
 	// thread, or not measured; deliveryWatch).
 	DeliveryBusy       float64 `json:"delivery_busy_fraction"`
 	DeliveryRunDelayMs float64 `json:"delivery_run_delay_ms"`
+	// DeliveryCatchUps is how often the owner found the RX ring full while the
+	// board's delivery core would have been taking frames, and waited for the
+	// simulator's late thread with the board's time held (bridge.Delivery's
+	// catchUp): each a ring drop the host's scheduling, not the board, would
+	// have made.
+	DeliveryCatchUps uint64 `json:"delivery_catch_ups"`
+	// DeliveryBoardUs is what the board's delivery core was charged per record
+	// it wrote over the window (sim.DeliveryCore; nil: none), its user code and
+	// its system calls: above a frame's wire time, the ring fills on the board too.
+	DeliveryBoardUs *PerFrameUs `json:"delivery_board_us_per_frame,omitempty"`
 	// Ports are the controllers one by one, when there are more than one (the
 	// scenario's figures are their sums; its stages are the first controller's).
 	Ports []PortResult `json:"ports,omitempty"`
@@ -252,4 +262,11 @@ func simStreams(pi *sim.Pi, wl Workload) []*stream {
 		}
 	}
 	return ss
+}
+
+// PerFrameUs is a board core's charge per frame: its user code at the factor,
+// its system calls at the board's kernel cost (µs).
+type PerFrameUs struct {
+	User   float64 `json:"user"`
+	Kernel float64 `json:"kernel"`
 }

@@ -116,7 +116,7 @@ func (p *Port) sendError(ef *socketcan.ErrorFrame) {
 	if !p.errorFrames {
 		return
 	}
-	e := p.ring.slot()
+	e := p.slot()
 	if e == nil {
 		p.M.RXRingDrops.Inc()
 		return

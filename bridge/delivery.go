@@ -43,6 +43,10 @@ type Delivery struct {
 	Stamp mono.Clock
 	// Kernel is told around the thread's socket writes (nil: not metered).
 	Kernel kernelop.Meter
+	// Hold, with a Pacer, runs a wait of the owner thread for this thread with
+	// the board's time held (the virtual Pi's clock): see catchUp. nil: the
+	// owner never waits for it.
+	Hold func(wait func())
 
 	ports       []*Port
 	ownerKernel kernelop.Meter // the owner's Kernel, for its wakes
@@ -85,14 +89,17 @@ type DeliveryStats struct {
 	Parks     uint64 // times it parked
 	Batches   uint64 // passes over the rings that wrote frames
 	Frames    uint64 // records written
+	// CatchUps are the owner's waits for a late simulator thread (catchUp;
+	// with a Pacer only).
+	CatchUps uint64
 }
 
-type deliveryStats struct{ wakes, spinWakes, parks, batches, frames atomic.Uint64 }
+type deliveryStats struct{ wakes, spinWakes, parks, batches, frames, catchUps atomic.Uint64 }
 
 // Stats returns the counts so far. Safe from any goroutine.
 func (d *Delivery) Stats() DeliveryStats {
 	return DeliveryStats{Wakes: d.stats.wakes.Load(), SpinWakes: d.stats.spinWakes.Load(), Parks: d.stats.parks.Load(),
-		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load()}
+		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load(), CatchUps: d.stats.catchUps.Load()}
 }
 
 // start starts the thread for ports and returns once its Setup has run.
@@ -156,6 +163,37 @@ func (d *Delivery) wake() {
 	k.enter(kernelop.Wake)
 	rawsys.Write(d.wakeFd, one[:]) // an eventfd write blocks only at a count of 2^64-2
 	k.exit(kernelop.Wake)
+}
+
+// catchUpLimit bounds, in host time, the owner's wait in catchUp.
+const catchUpLimit = int64(50_000_000)
+
+// catchUp is the virtual Pi's answer to a full ring (owner thread, in a drain):
+// where the board's delivery core would be taking frames from it now (not busy
+// with a batch, and awake or still spinning), the ring is full only because the
+// simulator's thread that plays that core is late on the host. The owner then
+// waits for it with the board's time held, which the board does not see, until
+// the thread has taken a frame (or its core became busy, or catchUpLimit of
+// host time passed). It returns whether it waited. Without a Pacer and Hold (a
+// real core) it never waits: the ring is as full as it looks.
+func (d *Delivery) catchUp(r *rxRing) bool {
+	if d.Pacer == nil || d.Hold == nil || r.waiting() == 0 || d.Pacer.Busy() > 0 {
+		return false // nothing it could take yet, or the board's core is busy
+	}
+	if d.parked.Load() {
+		if d.Clock.Now() >= d.spinUntil.Load() {
+			return false // the board's core parked too: woken after the drain
+		}
+		d.wake() // the simulator's wake: the board's core is spinning
+	}
+	d.Hold(func() {
+		limit := mono.Now() + catchUpLimit
+		for r.full() && d.Pacer.Busy() == 0 && !d.stop.Load() && mono.Now() < limit {
+			rawsys.Yield()
+		}
+	})
+	d.stats.catchUps.Add(1)
+	return true
 }
 
 // pacerStep is the longest the simulator's delivery thread sleeps at once while

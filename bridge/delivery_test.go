@@ -224,3 +224,81 @@ func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
 		t.Fatalf("wakes %d, spin wakes %d, metered %d, core woken %d; want 2, 1, 2, 2", s.Wakes, s.SpinWakes, owner.wakes.Load(), core.woken.Load())
 	}
 }
+
+// idleCore is a Pacer whose board core is never busy, or always busy (busy).
+type idleCore struct{ busy atomic.Bool }
+
+func (c *idleCore) Busy() int64 {
+	if c.busy.Load() {
+		return 1
+	}
+	return 0
+}
+func (c *idleCore) Begin(int64) {}
+func (c *idleCore) End(int)     {}
+func (c *idleCore) Woken(int64) {}
+
+// On the virtual Pi a full ring whose frames the board's delivery core would be
+// taking (it is not busy, and still spinning) is the simulator's thread being
+// late: the owner waits for it with the board's time held, and loses nothing.
+// Where the board's core is busy, or parked (woken only after the drain), the
+// ring is as full as it looks: the frame is lost, counted, and nobody waits.
+func TestDeliveryCatchUpOnlyWhereTheBoardsCoreWouldTake(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		busy     bool
+		spinning bool
+		waits    bool
+	}{
+		{"late thread", false, true, true},
+		{"core busy", true, true, false},
+		{"core parked", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newPortRig(t)
+			p := r.port
+			p.errorFrames = false
+			p.ring = newRing(4)
+			var now atomic.Int64
+			now.Store(1_000_000)
+			core := &idleCore{}
+			core.busy.Store(tc.busy)
+			holds := 0
+			d := &Delivery{Pacer: core, Clock: now.Load, Hold: func(wait func()) { holds++; wait() }}
+			if err := d.start([]*Port{p}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(d.halt)
+			waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
+			if tc.spinning {
+				d.spinUntil.Store(now.Load() + 1_000_000)
+			}
+			var want []can.Frame
+			for i := range 5 {
+				f := can.Frame{ID: uint32(i), Length: 1, Data: can.Data{byte(i)}}
+				want = append(want, f)
+				p.Received(&f)
+				if i == 3 {
+					p.ring.publish() // published, the thread not woken: late
+				}
+			}
+			lost := p.M.RXRingDrops.Load()
+			if tc.waits {
+				if lost != 0 || holds != 1 || d.Stats().CatchUps != 1 {
+					t.Fatalf("%d lost, %d holds, %d catch-ups; want none lost and one wait", lost, holds, d.Stats().CatchUps)
+				}
+				p.deliver()
+				got := r.readN(5)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("frame %d is %v, want %v", i, got[i], want[i])
+					}
+				}
+				return
+			}
+			if lost != 1 || holds != 0 || d.Stats().CatchUps != 0 {
+				t.Fatalf("%d lost, %d holds, %d catch-ups; want one lost and no wait", lost, holds, d.Stats().CatchUps)
+			}
+		})
+	}
+}

@@ -48,11 +48,14 @@ func newRing(n int) *rxRing {
 
 // slot returns the entry to write next, or nil if the ring is full (producer).
 func (r *rxRing) slot() *rxEntry {
-	if r.next-r.head.Load() >= uint64(len(r.buf)) {
+	if r.full() {
 		return nil
 	}
 	return &r.buf[r.next&r.mask]
 }
+
+// full reports whether the ring has no room (producer).
+func (r *rxRing) full() bool { return r.next-r.head.Load() >= uint64(len(r.buf)) }
 
 // commit counts the entry slot returned as written (producer).
 func (r *rxRing) commit() {

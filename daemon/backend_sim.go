@@ -114,7 +114,7 @@ func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 	}
 	core := sim.NewDeliveryCore(b.pi.Clock())
 	core.KernelCost = b.pi.KernelCost()
-	d.Pacer, d.Kernel, d.Stamp = core, core, core.Now
+	d.Pacer, d.Kernel, d.Stamp, d.Hold = core, core, core.Now, b.pi.Clock().Hold
 }
 
 func (b *simBackend) observe(r *metrics.Registry) {

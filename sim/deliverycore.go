@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"slices"
+	"sync/atomic"
+
 	"cand/internal/kernelop"
 	"cand/sim/clock"
 )
@@ -28,14 +31,16 @@ type DeliveryCore struct {
 	// wakeNs is the board's wake-up path of a parked thread now.
 	wakeNs func() int64
 
-	busyUntil int64 // board ns
-	begun     int64 // board ns the batch began at
-	cpu0      int64 // thread CPU ns at Begin
-	kernHost  int64 // host ns in system calls this batch
-	kernBoard int64 // their board cost
+	busyUntil atomic.Int64 // board ns (read by the owner thread too: Busy)
+	begun     int64        // board ns the batch began at
+	cpu0      int64        // thread CPU ns at Begin
+	kernHost  int64        // host ns in system calls this batch
+	kernBoard int64        // their board cost
 	enterAt   int64
 	reads     int64 // the core's own CPU-time reads this batch
-	readNs    int64 // the thread CPU time one read takes (measured once)
+	own       int64 // the core's own bookkeeping's CPU time this batch (Exit)
+	readNs    int64 // the thread CPU time one read takes (readCost)
+	readCost  readCost
 
 	// noise: the host-noise rule is on; calls and perFrame are the medians its
 	// bounds come from (per kind of system call, and user code per frame).
@@ -45,6 +50,22 @@ type DeliveryCore struct {
 	// noiseNs is the host time the rule took out (delivery thread; not yet in
 	// a report).
 	noiseNs int64
+	// charged is what the batches so far cost the board (Charged).
+	charged struct{ user, kernel, frames atomic.Int64 }
+}
+
+// DeliveryCharge is what a delivery core's batches cost the board: its user
+// code at the factor and its system calls at the board's kernel cost (board
+// ns), and the records they wrote.
+type DeliveryCharge struct {
+	UserNs, KernelNs, Frames int64
+}
+
+// Charged returns what the core's batches have cost so far: its board cost per
+// frame, against which a ring that fills is the board's core's throughput and
+// not the host's scheduling.
+func (c *DeliveryCore) Charged() DeliveryCharge {
+	return DeliveryCharge{UserNs: c.charged.user.Load(), KernelNs: c.charged.kernel.Load(), Frames: c.charged.frames.Load()}
 }
 
 var _ kernelop.Meter = (*DeliveryCore)(nil)
@@ -65,42 +86,48 @@ func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
 	for range n - 1 {
 		threadCPU()
 	}
-	c.readNs = (threadCPU() - t0) / n
+	c.readNs = (threadCPU() - t0) / n // until the thread has measured its own (End)
 	return c
 }
 
-func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil-c.board(), 0) }
+func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil.Load()-c.board(), 0) }
 
 // Begin implements bridge.Pacer: the batch begins when its oldest frame was
 // ready or the core became free, whichever is later. The host's delay in running
 // the thread is not the board's: its core would have begun then.
 func (c *DeliveryCore) Begin(readyNs int64) {
-	c.begun = max(min(readyNs, c.board()), c.busyUntil)
-	c.kernHost, c.kernBoard, c.reads = 0, 0, 1 // Begin's read and End's, half each
+	c.begun = max(min(readyNs, c.board()), c.busyUntil.Load())
+	c.kernHost, c.kernBoard, c.reads, c.own = 0, 0, 1, 0 // Begin's read and End's, half each
 	c.cpu0 = c.cpu()
 }
 
 func (c *DeliveryCore) End(frames int) {
 	end := c.cpu()
-	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+	defer c.measureRead()
+	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost-c.own, 0)
 	if c.noise && frames > 0 {
 		x := c.perFrame.Excess(run/int64(frames)) * int64(frames)
 		run -= x
 		c.noiseNs += x
 	}
-	c.busyUntil = c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
+	user := run * c.factor() / clock.FactorUnit
+	c.busyUntil.Store(c.begun + user + c.kernBoard)
+	c.charged.user.Add(user)
+	c.charged.kernel.Add(c.kernBoard)
+	c.charged.frames.Add(int64(frames))
 }
 
 // Woken implements bridge.Pacer: a parked core woken for a frame ready at
 // readyNs runs its next batch no earlier than the board's wake-up path later.
 func (c *DeliveryCore) Woken(readyNs int64) {
-	c.busyUntil = max(c.busyUntil, min(readyNs, c.board())+c.wakeNs())
+	c.busyUntil.Store(max(c.busyUntil.Load(), min(readyNs, c.board())+c.wakeNs()))
 }
 
 // Now is the core's own board time inside a batch (delivery thread): the
 // batch's beginning plus what its work so far costs the board.
 func (c *DeliveryCore) Now() int64 {
-	run := max(c.cpu()-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+	c.reads++ // this one
+	run := max(c.cpu()-c.cpu0-c.reads*c.readNs-c.kernHost-c.own, 0)
 	return c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
 }
 
@@ -126,4 +153,44 @@ func (c *DeliveryCore) Exit(op kernelop.Op) {
 	} else {
 		c.kernBoard += host * c.factor() / clock.FactorUnit
 	}
+	// What this bookkeeping ran is the simulator's, charged to nobody: its
+	// CPU time up to one more read (counted with the reads).
+	c.own += c.cpu() - at
+	c.reads++
+}
+
+// measureRead times one CPU-time read on the delivery thread, between two
+// more after a batch (the core's own, outside any batch), and takes the median
+// of the last readSamples as the read's cost: a thread-CPU clock read is a
+// system call with no vDSO, and it costs several times as much on a busy host
+// as in the measurement when the core is built, which charged the difference
+// as the thread's running, 5-8 board µs a frame on a Pi 3.
+func (c *DeliveryCore) measureRead() {
+	t0 := c.cpu()
+	t1 := c.cpu()
+	if m := c.readCost.add(t1 - t0); m > 0 {
+		c.readNs = m
+	}
+}
+
+// readSamples is how many in-situ read costs make the median.
+const readSamples = 15
+
+// readCost holds the last readSamples read costs (ns).
+type readCost struct {
+	last [readSamples]int64
+	n    int
+}
+
+// add records ns and returns the median of the last readSamples (0 until there
+// are that many).
+func (r *readCost) add(ns int64) int64 {
+	r.last[r.n%readSamples] = ns
+	r.n++
+	if r.n < readSamples {
+		return 0
+	}
+	s := r.last
+	slices.Sort(s[:])
+	return s[readSamples/2]
 }

@@ -19,6 +19,9 @@ func (c *Clock) CPURunning() bool {
 	if c.tid.Load() == 0 {
 		return false
 	}
+	if c.held.Load() != 0 {
+		return true // holding the board's time (hold.go)
+	}
 	last := c.lastAcc.Load()
 	now := c.h.now()
 	age := now - last

@@ -122,6 +122,7 @@ type Clock struct {
 	wokeFor  atomic.Int64 // lastAcc for which an INT edge woke the waiting CPU thread (0: none)
 	wokeAt   atomic.Int64 // host time of that edge
 	waitSeen atomic.Int64 // host time of the last look that saw it waiting
+	held     atomic.Int64 // host ns a Hold in progress began at (0: none; hold.go)
 	rule     atomic.Uint32
 
 	cpu   cpuState   // the board's CPU (cpu.go)
@@ -164,13 +165,13 @@ func (c *Clock) Now() int64 {
 	if m := c.kern.m.Load(); m != 0 && c.h.thread() == m {
 		c.acct.reads.Add(1)
 	}
-	return c.h.now() - c.off.Load()
+	return c.hostNow() - c.off.Load()
 }
 
 // ModelNow is the virtual time as a model reads it inside a register access
 // (the System Timer's counter, the SPI shifter): the same as Now, but never
 // counted as the driver's clock read.
-func (c *Clock) ModelNow() int64 { return c.h.now() - c.off.Load() }
+func (c *Clock) ModelNow() int64 { return c.hostNow() - c.off.Load() }
 
 // Reach returns the virtual time now and makes it a floor: no later removal takes
 // virtual time below it. Use it, not Now, for a time something outside the models
