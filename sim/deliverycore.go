@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"slices"
 	"sync/atomic"
 
 	"cand/internal/kernelop"
@@ -38,7 +37,9 @@ type DeliveryCore struct {
 	kernBoard int64        // their board cost
 	enterAt   int64
 	reads     int64 // the core's own CPU-time reads this batch
-	own       int64 // the core's own bookkeeping's CPU time this batch (Exit)
+	f         int64 // the user-code factor for this batch
+	stamp     int64 // the core's board time at the last system call's end (Now)
+	stamped   bool
 	readNs    int64 // the thread CPU time one read takes (readCost)
 	readCost  readCost
 
@@ -97,20 +98,21 @@ func (c *DeliveryCore) Busy() int64 { return max(c.busyUntil.Load()-c.board(), 0
 // the thread is not the board's: its core would have begun then.
 func (c *DeliveryCore) Begin(readyNs int64) {
 	c.begun = max(min(readyNs, c.board()), c.busyUntil.Load())
-	c.kernHost, c.kernBoard, c.reads, c.own = 0, 0, 1, 0 // Begin's read and End's, half each
+	c.kernHost, c.kernBoard, c.reads, c.stamped = 0, 0, 1, false // Begin's read and End's, half each
+	c.f = c.factor()
 	c.cpu0 = c.cpu()
 }
 
 func (c *DeliveryCore) End(frames int) {
 	end := c.cpu()
 	defer c.measureRead()
-	run := max(end-c.cpu0-c.reads*c.readNs-c.kernHost-c.own, 0)
+	run := c.running(end)
 	if c.noise && frames > 0 {
 		x := c.perFrame.Excess(run/int64(frames)) * int64(frames)
 		run -= x
 		c.noiseNs += x
 	}
-	user := run * c.factor() / clock.FactorUnit
+	user := run * c.f / clock.FactorUnit
 	c.busyUntil.Store(c.begun + user + c.kernBoard)
 	c.charged.user.Add(user)
 	c.charged.kernel.Add(c.kernBoard)
@@ -124,15 +126,32 @@ func (c *DeliveryCore) Woken(readyNs int64) {
 }
 
 // Now is the core's own board time inside a batch (delivery thread): the
-// batch's beginning plus what its work so far costs the board.
+// batch's beginning plus what its work so far costs the board. Right after a
+// system call (a write's stamp) it is the time the call ended, read there: a
+// thread-CPU clock read is itself a system call, and one fewer a frame is the
+// least of the core's own time that could be charged as its running.
 func (c *DeliveryCore) Now() int64 {
+	if c.stamped {
+		return c.stamp
+	}
 	c.reads++ // this one
-	run := max(c.cpu()-c.cpu0-c.reads*c.readNs-c.kernHost-c.own, 0)
-	return c.begun + run*c.factor()/clock.FactorUnit + c.kernBoard
+	return c.boardAt(c.cpu())
+}
+
+// running is the batch's user-code CPU time up to the thread CPU time cpu: all
+// of it since Begin but the core's reads and the system calls.
+func (c *DeliveryCore) running(cpu int64) int64 {
+	return max(cpu-c.cpu0-c.reads*c.readNs-c.kernHost, 0)
+}
+
+// boardAt is the core's board time at the thread CPU time cpu in a batch.
+func (c *DeliveryCore) boardAt(cpu int64) int64 {
+	return c.begun + c.running(cpu)*c.f/clock.FactorUnit + c.kernBoard
 }
 
 // Enter implements kernelop.Meter for the delivery thread.
 func (c *DeliveryCore) Enter(kernelop.Op) {
+	c.stamped = false
 	c.reads += 2 // this read and Exit's: one inside the call's span, one outside
 	c.enterAt = c.cpu()
 }
@@ -151,20 +170,18 @@ func (c *DeliveryCore) Exit(op kernelop.Op) {
 	if c.KernelCost != nil {
 		c.kernBoard += c.KernelCost(op, host)
 	} else {
-		c.kernBoard += host * c.factor() / clock.FactorUnit
+		c.kernBoard += host * c.f / clock.FactorUnit
 	}
-	// What this bookkeeping ran is the simulator's, charged to nobody: its
-	// CPU time up to one more read (counted with the reads).
-	c.own += c.cpu() - at
-	c.reads++
+	c.stamp, c.stamped = c.boardAt(at), true
 }
 
 // measureRead times one CPU-time read on the delivery thread, between two
-// more after a batch (the core's own, outside any batch), and takes the median
-// of the last readSamples as the read's cost: a thread-CPU clock read is a
-// system call with no vDSO, and it costs several times as much on a busy host
-// as in the measurement when the core is built, which charged the difference
-// as the thread's running, 5-8 board µs a frame on a Pi 3.
+// more after a batch (the core's own, outside any batch), and takes the mean of
+// the last readSamples as the read's cost (the reads are taken out as a sum):
+// a thread-CPU clock read is a system call with no vDSO, and it costs several
+// times as much on a busy host as in the measurement when the core is built,
+// which charged the difference as the thread's running, 5-8 board µs a frame
+// on a Pi 3.
 func (c *DeliveryCore) measureRead() {
 	t0 := c.cpu()
 	t1 := c.cpu()
@@ -182,7 +199,7 @@ type readCost struct {
 	n    int
 }
 
-// add records ns and returns the median of the last readSamples (0 until there
+// add records ns and returns the mean of the last readSamples (0 until there
 // are that many).
 func (r *readCost) add(ns int64) int64 {
 	r.last[r.n%readSamples] = ns
@@ -190,7 +207,9 @@ func (r *readCost) add(ns int64) int64 {
 	if r.n < readSamples {
 		return 0
 	}
-	s := r.last
-	slices.Sort(s[:])
-	return s[readSamples/2]
+	var sum int64
+	for _, v := range r.last {
+		sum += v
+	}
+	return sum / readSamples
 }
