@@ -66,7 +66,7 @@ func (c *Clock) Exit(op kernelop.Op) {
 	}
 	c.kern.at.Store(0)
 	d := max(now-at, 0)
-	b := scaled(d, c.cpu.kernel[op].Load()) // SimOnly: 0, the simulator's
+	b := c.kernelBoard(op, d) // SimOnly: 0, the simulator's
 	own := c.cpu.meter.Load()
 	c.kern.host.Add(d + own)
 	c.kern.board.Add(b + own)
@@ -87,9 +87,26 @@ func (c *Clock) KernelCost(op kernelop.Op, hostNs int64) int64 {
 		f = c.cpu.kernel[op].Load()
 	}
 	if f == 0 {
-		f = c.cpu.factor.Load()
+		return scaled(hostNs, c.cpu.factor.Load())
 	}
-	return scaled(hostNs, f)
+	return c.kernelBoard(op, hostNs)
+}
+
+// kernelBoard is the board's time for a metered call of kind op (with a kernel
+// factor) that took hostNs: its host time at the kind's kernel factor, except
+// that waking another thread costs the board one hand-off (ParkBoardNs, half
+// its context switch test's round trip) whatever it took on the host. The
+// host's write that wakes a thread on an idle vCPU pays for the hypervisor's
+// interrupt to that vCPU: 30-60 µs of the waker's time here, more than the
+// whole round trip it is scaled by (a Pi 4 on 125 kbit/s at 50 % was charged
+// 380 board µs a wake), where a Pi's core sends an IPI.
+func (c *Clock) kernelBoard(op kernelop.Op, hostNs int64) int64 {
+	if op == kernelop.Wake {
+		if h := c.cpu.parkBoard.Load(); h > 0 {
+			return h
+		}
+	}
+	return scaled(hostNs, c.cpu.kernel[op].Load())
 }
 
 // kernelIn takes the metered calls since the last register access out of run,

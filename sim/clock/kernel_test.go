@@ -254,3 +254,21 @@ func TestClockReadsCostTheBoardsRead(t *testing.T) {
 		t.Fatalf("virtual = start+%d ns, want start+%d (no read charged)", v-start, want-start)
 	}
 }
+
+// Waking another thread costs the board one hand-off (ParkBoardNs), however long
+// the host's write took: 50 µs of a host's wake, at a kernel factor of 4, is
+// the board's 20 µs hand-off, not 200 µs.
+func TestWakeCallCostsOneHandOff(t *testing.T) {
+	p := kernelCPU(FactorUnit, FactorUnit, 0)
+	p.KernelFactor[kernelop.Wake] = 4 * FactorUnit
+	p.ParkBoardNs = 20 * us
+	c, s := strictOn(t, FactorUnit, p)
+	start := c.Now()
+	call(c, s, kernelop.Wake, 50*us)
+	if v, want := c.Access(), start+20*us; v != want {
+		t.Fatalf("virtual = start+%d ns, want start+%d (one hand-off)", v-start, want-start)
+	}
+	if got := c.KernelCost(kernelop.Wake, 50*us); got != 20*us {
+		t.Errorf("KernelCost of a wake = %d ns, want %d", got, 20*us)
+	}
+}
