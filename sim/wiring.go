@@ -132,6 +132,6 @@ func (w *Wiring) setLine(at int64) {
 	w.line = line
 	w.edge.Hold(line, at)
 	if !line {
-		w.clk.Edge()
+		w.clk.Edge(at)
 	}
 }

@@ -56,16 +56,29 @@ func (c *Clock) CPURunning() bool {
 	return false
 }
 
-// Edge tells the clock that the INT line fell (an edge event is queued for the
-// CPU thread): if the CPU thread is waiting for the hardware, this wakes it, and
-// from now on the bus thread leaves time to it, as to a running thread. Call it
+// Edge tells the clock that the INT line fell at virtual time at (an edge event
+// is queued for the CPU thread): if the CPU thread is waiting for the hardware,
+// this wakes it, and from now on the bus thread leaves time to it, as to a
+// running thread. The thread that moved the bus may itself have been kept off
+// its CPU by the host between reaching at and getting here (BusTime took out
+// its lateness up to then, not after): what the board's time has run past at
+// beyond BusLateGrace is the host's and is taken out, as BusTime's is, so that
+// the edge does not wake the board's CPU later than the INT line fell. Call it
 // with the bus's lock held, from whichever thread moves the bus.
-func (c *Clock) Edge() {
+func (c *Clock) Edge(at int64) {
 	if c.tid.Load() == 0 {
 		return
 	}
 	if last := c.lastAcc.Load(); c.waiting.Load() == last && c.wokeFor.Load() != last {
-		c.wokeAt.Store(c.h.now())
+		now := c.h.now()
+		if late := now - c.off.Load() - at; late > BusLateGrace {
+			c.mu.Lock()
+			if s := c.remove(now, late-BusLateGrace, true); s > 0 {
+				c.stats.add(BusLate, s)
+			}
+			c.mu.Unlock()
+		}
+		c.wokeAt.Store(now)
 		c.wokeFor.Store(last)
 	}
 }

@@ -183,6 +183,36 @@ func TestBusLatenessBeyondGraceIsRemoved(t *testing.T) {
 	}
 }
 
+// The thread that moved the bus to an INT edge may be kept off its CPU by the
+// host before it tells the clock: that delay beyond BusLateGrace is the host's,
+// and the waiting CPU is woken as if the edge had come on time. While the CPU
+// runs, a late edge moves nothing.
+func TestEdgeLatenessBeyondGraceIsRemoved(t *testing.T) {
+	c, s := bound(t)
+	s.now += 20 * us
+	s.state = 'S' // in epoll_wait
+	if c.CPURunning() {
+		t.Fatal("CPURunning true while it waits")
+	}
+	at := c.BusTime(s.now) // on time: nothing removed
+	s.now += 600 * us      // the bus thread kept off its CPU before the edge
+	c.Edge(at)
+	if v := c.Now(); v != at+BusLateGrace {
+		t.Fatalf("virtual after a late edge = edge+%d µs, want edge+%d µs", (v-at)/us, BusLateGrace/us)
+	}
+	if st := c.Stats(); st.Removed[BusLate] != (Removal{Count: 1, Ns: 500 * us}) {
+		t.Errorf("stats %+v, want one late edge of 500 µs", st.Removed[BusLate])
+	}
+
+	c, s = bound(t)
+	before := c.Now()
+	s.now += 600 * us
+	c.Edge(before) // running: it sees INT itself
+	if v := c.Now(); v != before+600*us {
+		t.Errorf("virtual after an edge while running = +%d µs, want +600 µs", (v-before)/us)
+	}
+}
+
 // An INT edge wakes a waiting CPU thread: from then on the bus thread leaves time
 // to it, and its first access removes all but WakeGrace of the wake-up.
 func TestEdgeWakesTheWaitingCPU(t *testing.T) {
@@ -194,7 +224,7 @@ func TestEdgeWakesTheWaitingCPU(t *testing.T) {
 		t.Fatal("CPURunning true while it waits")
 	}
 	c.BusTime(s.now)
-	c.Edge()
+	c.Edge(s.now)
 	if !c.CPURunning() {
 		t.Fatal("CPURunning false right after the edge that wakes it")
 	}
@@ -211,7 +241,7 @@ func TestEdgeWakesTheWaitingCPU(t *testing.T) {
 func TestEdgeWhileRunningOrAsleepAgain(t *testing.T) {
 	// An edge while the CPU thread runs (it will see INT itself) changes nothing.
 	c, s := bound(t)
-	c.Edge()
+	c.Edge(s.now)
 	s.now += Active
 	s.state = 'S'
 	if c.CPURunning() {
@@ -223,7 +253,7 @@ func TestEdgeWhileRunningOrAsleepAgain(t *testing.T) {
 	s.now += 100 * us
 	s.state = 'S'
 	c.CPURunning()
-	c.Edge()
+	c.Edge(s.now)
 	s.now += Recheck
 	if c.CPURunning() {
 		t.Fatal("asleep again after the edge: CPURunning true, want false")

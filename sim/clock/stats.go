@@ -16,7 +16,8 @@ const (
 	Park
 	// WakeUp: a wake-up of the waiting CPU thread slower than the board's.
 	WakeUp
-	// BusLate: the bus thread woke late while the CPU thread waited.
+	// BusLate: the bus thread woke late, or told of an INT edge late, while
+	// the CPU thread waited.
 	BusLate
 	// Model: the register model's own host time inside a register access, beyond
 	// the board's cost of the access.

@@ -13,7 +13,7 @@ func waitForEdge(t *testing.T, c *Clock, s *script) {
 		t.Fatal("CPURunning true while it waits")
 	}
 	c.BusTime(s.now)
-	c.Edge()
+	c.Edge(s.now)
 	s.nvcsw++
 	s.now += 500 * us // the host takes 500 µs to run it
 }
