@@ -241,7 +241,7 @@ type deliveryWatch struct {
 	tid       int // 0: no delivery thread
 	stats     func() bridge.DeliveryStats
 	core      *sim.DeliveryCore // the board's core it plays (nil: none)
-	catch0    uint64
+	stats0    bridge.DeliveryStats
 	charge0   sim.DeliveryCharge
 	cpu0, rd0 int64
 	cpu, rd   int64
@@ -275,7 +275,7 @@ func (d *deliveryWatch) Begin() {
 	if d.tid == 0 || d.stats == nil {
 		return
 	}
-	d.catch0 = d.stats().CatchUps
+	d.stats0 = d.stats()
 	if d.core != nil {
 		d.charge0 = d.core.Charged()
 	}
@@ -295,7 +295,10 @@ func (d *deliveryWatch) Stop() {
 func (d *deliveryWatch) End(res *ScenarioResult) {
 	res.DeliveryBusy, res.DeliveryRunDelayMs = -1, -1
 	if d.tid != 0 && d.stats != nil {
-		res.DeliveryCatchUps = d.stats().CatchUps - d.catch0
+		s := d.stats()
+		res.DeliveryCatchUps = s.CatchUps - d.stats0.CatchUps
+		res.DeliveryWakes = s.Wakes - d.stats0.Wakes
+		res.DeliveryIsolated = s.Isolated - d.stats0.Isolated
 	}
 	if d.core != nil {
 		c, c0 := d.core.Charged(), d.charge0

@@ -60,6 +60,11 @@ type Traffic struct {
 	// catchUp): each a ring drop the host's scheduling, not the board, would
 	// have made.
 	DeliveryCatchUps uint64 `json:"delivery_catch_ups"`
+	// DeliveryWakes and DeliveryIsolated are the owner's wakes of the parked
+	// delivery thread over the window and the isolated frames it wrote itself
+	// instead (bridge.DeliveryStats).
+	DeliveryWakes    uint64 `json:"delivery_wakes"`
+	DeliveryIsolated uint64 `json:"delivery_isolated"`
 	// DeliveryBoardUs is what the board's delivery core was charged per record
 	// it wrote over the window (sim.DeliveryCore; nil: none), its user code and
 	// its system calls: above a frame's wire time, the ring fills on the board too.

@@ -26,11 +26,12 @@ func (p *Port) deliverWhile(chipFirst bool) {
 		p.M.RXRingHighWater.Set(h)
 	}
 	if p.dt != nil {
-		// The delivery thread writes: publish, and wake it if it parked.
+		// The delivery thread writes: publish, and wake it if it parked, but
+		// for an isolated frame, which the owner writes itself (isolated.go).
 		p.reportLoss()
 		p.ring.publish()
 		p.owed = 0
-		if p.ring.waiting() > 0 {
+		if p.ring.waiting() > 0 && !p.dt.writeIsolated(p) {
 			p.dt.wake()
 		}
 		p.deliveryErr()

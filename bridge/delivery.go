@@ -24,7 +24,10 @@ const DefaultSpinNs = int64(1_000_000)
 // so that the owner spends its time on the chips. It spins for SpinNs after its
 // last frame, then parks; the owner wakes a parked thread once its drain has
 // emptied the chip (at most once per burst: under load the thread does not park).
-// Frames reach each socket in ring order, which is bus order.
+// An isolated frame, the first after SpinNs without any, the owner writes itself
+// while the thread stays parked (isolated.go): one socket write instead of a
+// wake-up and the other core's. Frames reach each socket in ring order, which is
+// bus order.
 type Delivery struct {
 	// Setup runs on the delivery thread, locked to it, before it serves: its CPU
 	// and real-time priority (below the owner's). Its error stops cand.
@@ -51,8 +54,13 @@ type Delivery struct {
 	ports       []*Port
 	ownerKernel kernelop.Meter // the owner's Kernel, for its wakes
 	wakeFd      int
-	parked      atomic.Bool
-	stop        atomic.Bool
+	// state says who may consume the rings: the thread (dtRunning), nobody
+	// while it parks (dtParked), or the owner writing an isolated frame
+	// (dtOwner, isolated.go).
+	state atomic.Int32
+	// ownerAt is when the owner last wrote an isolated frame (owner thread).
+	ownerAt int64
+	stop    atomic.Bool
 	// spinUntil is, with a Pacer, the board time until which the board's core
 	// spins after its last batch: a wake before it is the simulator's.
 	spinUntil atomic.Int64
@@ -89,17 +97,23 @@ type DeliveryStats struct {
 	Parks     uint64 // times it parked
 	Batches   uint64 // passes over the rings that wrote frames
 	Frames    uint64 // records written
+	// Isolated are records the owner wrote itself while the thread was
+	// parked (isolated.go), not in Frames.
+	Isolated uint64
 	// CatchUps are the owner's waits for a late simulator thread (catchUp;
 	// with a Pacer only).
 	CatchUps uint64
 }
 
-type deliveryStats struct{ wakes, spinWakes, parks, batches, frames, catchUps atomic.Uint64 }
+type deliveryStats struct {
+	wakes, spinWakes, parks, batches, frames, catchUps, isolated atomic.Uint64
+}
 
 // Stats returns the counts so far. Safe from any goroutine.
 func (d *Delivery) Stats() DeliveryStats {
 	return DeliveryStats{Wakes: d.stats.wakes.Load(), SpinWakes: d.stats.spinWakes.Load(), Parks: d.stats.parks.Load(),
-		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load(), CatchUps: d.stats.catchUps.Load()}
+		Batches: d.stats.batches.Load(), Frames: d.stats.frames.Load(), CatchUps: d.stats.catchUps.Load(),
+		Isolated: d.stats.isolated.Load()}
 }
 
 // start starts the thread for ports and returns once its Setup has run.
@@ -143,7 +157,7 @@ func (d *Delivery) halt() {
 
 // wake wakes the thread if it is parked (owner thread, after a drain).
 func (d *Delivery) wake() {
-	if !d.parked.CompareAndSwap(true, false) {
+	if !d.state.CompareAndSwap(dtParked, dtRunning) {
 		return
 	}
 	var one = [8]byte{1}
@@ -180,7 +194,7 @@ func (d *Delivery) catchUp(r *rxRing) bool {
 	if d.Pacer == nil || d.Hold == nil || r.waiting() == 0 || d.Pacer.Busy() > 0 {
 		return false // nothing it could take yet, or the board's core is busy
 	}
-	if d.parked.Load() {
+	if d.parked() {
 		if d.Clock.Now() >= d.spinUntil.Load() {
 			return false // the board's core parked too: woken after the drain
 		}
@@ -296,13 +310,25 @@ func (d *Delivery) waiting() bool {
 	return false
 }
 
+// Who may consume the rings (Delivery.state).
+const (
+	dtRunning int32 = iota // the thread
+	dtParked               // nobody: the thread is parked, or on its way to
+	dtOwner                // the owner, writing an isolated frame (isolated.go)
+)
+
+// parked reports whether the thread is parked (or on its way to), its rings
+// left alone.
+func (d *Delivery) parked() bool { return d.state.Load() == dtParked }
+
 // park blocks until the owner wakes the thread. It says it is parked before it
 // looks at the rings a last time, and the owner publishes before it looks at
-// parked, so a frame published meanwhile is never left behind.
+// the state, so a frame published meanwhile is never left behind: the thread
+// takes it back unless the owner is writing it (then the owner wakes the thread
+// if it leaves any).
 func (d *Delivery) park() {
-	d.parked.Store(true)
-	if d.waiting() || d.stop.Load() {
-		d.parked.Store(false)
+	d.state.Store(dtParked)
+	if (d.waiting() || d.stop.Load()) && d.state.CompareAndSwap(dtParked, dtRunning) {
 		return
 	}
 	d.stats.parks.Add(1)
@@ -313,7 +339,7 @@ func (d *Delivery) park() {
 			break
 		}
 	}
-	d.parked.Store(false)
+	d.state.Store(dtRunning) // the owner's wake set it already; halt's did not
 }
 
 // writeOut writes what p's ring holds to p's socket (delivery thread) and

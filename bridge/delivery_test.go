@@ -38,7 +38,8 @@ func (r *portRig) readN(n int) []can.Frame {
 // A parked delivery thread is woken once per burst, not per frame: while frames
 // keep coming it spins (its spin is measured on a clock the test holds still),
 // and it writes every frame in bus order. Once the spin has run out it parks, and
-// the next burst wakes it once again.
+// the next burst wakes it once again; the burst's first frame, isolated until the
+// second comes, the owner writes itself.
 func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 	r := newPortRig(t)
 	p := r.port
@@ -51,7 +52,7 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 	id := uint32(0)
 	for burst := 1; burst <= 3; burst++ {
 		now.Add(10_000) // past the spin: it parks
-		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
+		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
 		var want []can.Frame
 		for range 20 { // 20 drains of one frame each
 			f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
@@ -70,8 +71,8 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 			t.Fatalf("after %d bursts of 20 frames: %d wakes, want %d", burst, s.Wakes, burst)
 		}
 	}
-	if s := d.Stats(); s.Frames != 60 {
-		t.Fatalf("%d frames written, want 60", s.Frames)
+	if s := d.Stats(); s.Frames != 57 || s.Isolated != 3 {
+		t.Fatalf("%d frames written by the thread and %d by the owner, want 57 and each burst's first", s.Frames, s.Isolated)
 	}
 	if n := p.M.RXFrames.Load(); n != 60 {
 		t.Fatalf("cand_rx_frames_total %d, want 60", n)
@@ -193,7 +194,9 @@ func (m *wakeMeter) Exit(kernelop.Op) {}
 // core spins for SpinNs of board time after a batch: a frame in that time is
 // found without a wake, so the owner's wake costs nothing and counts as the
 // simulator's (SpinWakes). Once the spin is over the wake is the board's: metered
-// on the owner, and the core's wake-up charged (Woken).
+// on the owner, and the core's wake-up charged (Woken). An isolated frame (the
+// first after the core parked, SpinNs after the owner's last one) the owner
+// writes itself, and nobody is woken.
 func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
 	r := newPortRig(t)
 	p := r.port
@@ -207,21 +210,40 @@ func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
 	}
 	t.Cleanup(d.halt)
 	frame := func(id uint32) {
-		f := can.Frame{ID: id, Length: 1}
+		f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
 		p.Received(&f)
 		p.deliver()
-		r.readN(1)
-		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
+		if got := r.readN(1); got[0] != f {
+			t.Fatalf("frame %v on the socket, want %v", got[0], f)
+		}
+		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
 	}
-	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
-	frame(1) // the first: the core was parked since the start
+	want := func(at string, wakes, spinWakes, isolated uint64) {
+		t.Helper()
+		s := d.Stats()
+		if s.Wakes != wakes || s.SpinWakes != spinWakes || s.Isolated != isolated || uint64(owner.wakes.Load()) != wakes || uint64(core.woken.Load()) != wakes {
+			t.Fatalf("after %s: wakes %d, spin wakes %d, isolated %d, metered %d, core woken %d; want %d, %d, %d, %d, %d", at,
+				s.Wakes, s.SpinWakes, s.Isolated, owner.wakes.Load(), core.woken.Load(), wakes, spinWakes, isolated, wakes, wakes)
+		}
+	}
+	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
+	now.Store(10_000_000)
+	frame(1) // the first, the core parked since the start: the owner writes it
+	want("an isolated frame", 0, 0, 1)
+	now.Add(100_000)
+	frame(2) // 0.1 ms later: a burst's, the core woken for it
+	want("a second frame 0.1 ms later", 1, 0, 1)
 	now.Add(500_000)
-	frame(2) // 0.5 ms after the last batch: still spinning on the board
+	frame(3) // 0.5 ms after the core's batch: still spinning on the board
+	want("a frame within the core's spin", 1, 1, 1)
 	now.Add(2_000_000)
-	frame(3) // 2 ms later: parked on the board
-	s := d.Stats()
-	if s.Wakes != 2 || s.SpinWakes != 1 || owner.wakes.Load() != 2 || core.woken.Load() != 2 {
-		t.Fatalf("wakes %d, spin wakes %d, metered %d, core woken %d; want 2, 1, 2, 2", s.Wakes, s.SpinWakes, owner.wakes.Load(), core.woken.Load())
+	frame(4) // 2 ms later: parked on the board, isolated again
+	want("a frame after the spin", 1, 1, 2)
+	now.Add(100_000)
+	frame(5)
+	want("a second frame 0.1 ms later", 2, 1, 2)
+	if s := d.Stats(); s.Frames != 3 {
+		t.Fatalf("the thread wrote %d frames, want 3", s.Frames)
 	}
 }
 
@@ -269,7 +291,7 @@ func TestDeliveryCatchUpOnlyWhereTheBoardsCoreWouldTake(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(d.halt)
-			waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked.Load)
+			waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
 			if tc.spinning {
 				d.spinUntil.Store(now.Load() + 1_000_000)
 			}

@@ -26,8 +26,9 @@
 //     then more while INT stays high. Otherwise delivery.go's delivery thread, on
 //     another core, writes them: it spins for a while after its last frame, then
 //     parks, and the owner wakes a parked thread once per drain (under load it
-//     does not park, so nothing is woken per frame). A full ring loses frames,
-//     counted and reported as an RX overflow.
+//     does not park, so nothing is woken per frame); an isolated frame, the
+//     first after the thread parked, the owner writes itself (isolated.go). A
+//     full ring loses frames, counted and reported as an RX overflow.
 //  5. loop.go: each turn re-checks INT through the GPIO level register (no
 //     syscall): the GPIO character device only reports edges, so level semantics
 //     are emulated and no interrupt is lost. With int_poll_window the loop keeps
