@@ -282,6 +282,7 @@ func (b Board) clockCPU(armHz, coreHz uint32) clock.CPU {
 	}
 	trip := b.WorkNs(RoundTrip, armHz)
 	c.ParkBoardNs, c.WakeBoardNs = int64(trip/2), int64(trip)
+	c.KernelFixedNs[kernelop.Wake] = c.ParkBoardNs // one hand-off (clock.CPU.KernelFixedNs)
 	c.ClockReadHostNs, c.ClockReadBoardNs = int64(b.Host.NowNs), int64(b.ClockReadNs(armHz))
 	c.WokenHostNs, c.MeterNs = int64(b.Host.WokenNs), int64(b.Host.MeterNs)
 	return c

@@ -33,6 +33,13 @@ func TestKernelCostsFromTheBoardsFigures(t *testing.T) {
 		t.Errorf("park %d, wake-up %d, woken %d, meter %d ns; want %d, %d, 1500, 40", cpu.ParkBoardNs, cpu.WakeBoardNs, cpu.WokenHostNs, cpu.MeterNs,
 			int64(trip/2), int64(trip))
 	}
+	// Waking a thread is one hand-off on the board, whatever the host's took;
+	// no other kind has a fixed cost.
+	var fixed [kernelop.NumOps]int64
+	fixed[kernelop.Wake] = int64(trip / 2)
+	if cpu.KernelFixedNs != fixed {
+		t.Errorf("fixed kernel costs %v, want %v", cpu.KernelFixedNs, fixed)
+	}
 	// Twice the clock, half the board's time.
 	if f, f2 := b.KernelFactor(kernelop.SocketWrite, 1200e6), b.KernelFactor(kernelop.SocketWrite, 600e6); f2 != 2*f {
 		t.Errorf("kernel factor at 600 MHz %g, want twice that at 1200 MHz, %g", f2, f)
@@ -41,7 +48,7 @@ func TestKernelCostsFromTheBoardsFigures(t *testing.T) {
 	// host's times the factor.
 	b, _ = newBoard(p, &config.Hardware{SimKernelCost: config.SimKernelCostUserFactor}, host)
 	old := b.clockCPU(600e6, 250e6)
-	if old.KernelFactor != [kernelop.NumOps]int64{} || old.ParkBoardNs != 0 || old.WakeBoardNs != 0 || old.WokenHostNs != 0 || old.MeterNs != 0 ||
+	if old.KernelFactor != [kernelop.NumOps]int64{} || old.KernelFixedNs != [kernelop.NumOps]int64{} || old.ParkBoardNs != 0 || old.WakeBoardNs != 0 || old.WokenHostNs != 0 || old.MeterNs != 0 ||
 		old.ParkHostNs != 5000 || old.WakeHostNs != 8500 {
 		t.Errorf("user_factor: clock CPU %+v, want no kernel costs, park and wake-up at host 5000 and 8500 ns", old)
 	}

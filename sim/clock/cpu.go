@@ -44,6 +44,13 @@ type CPU struct {
 	// FactorUnit too: a host can be slower at kernel work than the board). 0:
 	// the call is not metered, its time is running at Factor.
 	KernelFactor [kernelop.NumOps]int64
+	// KernelFixedNs is, per kind of metered system call, its board cost when
+	// that does not follow its host time (0: KernelFactor applies). Waking
+	// another thread costs a Pi's core an IPI and the hand-off, whatever the
+	// host's write took: on an idle vCPU the hypervisor's interrupt makes it
+	// 30-60 µs here, more than the whole round trip it would be scaled by (a
+	// Pi 4 at 125 kbit/s and 50 % load was charged 380 board µs a wake).
+	KernelFixedNs [kernelop.NumOps]int64
 	// MeterNs is the host time of a metered call's Enter and Exit outside the
 	// call: the simulator's, not scaled.
 	MeterNs int64
@@ -67,7 +74,7 @@ type cpuState struct {
 	factor, accessNs, parkHost, wakeHost, gapOverhead atomic.Int64
 	readHost, readBoard                               atomic.Int64
 	parkBoard, wakeBoard, woken, meter                atomic.Int64
-	kernel                                            [kernelop.NumOps]atomic.Int64
+	kernel, kernelFixed                               [kernelop.NumOps]atomic.Int64
 	cores                                             atomic.Int32
 }
 
@@ -89,6 +96,7 @@ func (c *Clock) SetCPU(p CPU) {
 	c.cpu.woken.Store(max(p.WokenHostNs, 0))
 	for i, f := range p.KernelFactor {
 		c.cpu.kernel[i].Store(max(f, 0))
+		c.cpu.kernelFixed[i].Store(max(p.KernelFixedNs[i], 0))
 	}
 	c.cpu.meter.Store(max(p.MeterNs, 0))
 	c.cpu.cores.Store(int32(max(p.Cores, 1)))
@@ -112,6 +120,7 @@ func (c *Clock) CPU() CPU {
 		ClockReadHostNs: c.cpu.readHost.Load(), ClockReadBoardNs: c.cpu.readBoard.Load()}
 	for i := range p.KernelFactor {
 		p.KernelFactor[i] = c.cpu.kernel[i].Load()
+		p.KernelFixedNs[i] = c.cpu.kernelFixed[i].Load()
 	}
 	return p
 }

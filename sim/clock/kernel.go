@@ -93,18 +93,11 @@ func (c *Clock) KernelCost(op kernelop.Op, hostNs int64) int64 {
 }
 
 // kernelBoard is the board's time for a metered call of kind op (with a kernel
-// factor) that took hostNs: its host time at the kind's kernel factor, except
-// that waking another thread costs the board one hand-off (ParkBoardNs, half
-// its context switch test's round trip) whatever it took on the host. The
-// host's write that wakes a thread on an idle vCPU pays for the hypervisor's
-// interrupt to that vCPU: 30-60 µs of the waker's time here, more than the
-// whole round trip it is scaled by (a Pi 4 on 125 kbit/s at 50 % was charged
-// 380 board µs a wake), where a Pi's core sends an IPI.
+// factor) that took hostNs: the kind's fixed board cost if it has one, else its
+// host time at the kind's kernel factor.
 func (c *Clock) kernelBoard(op kernelop.Op, hostNs int64) int64 {
-	if op == kernelop.Wake {
-		if h := c.cpu.parkBoard.Load(); h > 0 {
-			return h
-		}
+	if f := c.cpu.kernelFixed[op].Load(); f > 0 {
+		return f
 	}
 	return scaled(hostNs, c.cpu.kernel[op].Load())
 }

@@ -255,13 +255,15 @@ func TestClockReadsCostTheBoardsRead(t *testing.T) {
 	}
 }
 
-// Waking another thread costs the board one hand-off (ParkBoardNs), however long
-// the host's write took: 50 µs of a host's wake, at a kernel factor of 4, is
-// the board's 20 µs hand-off, not 200 µs.
-func TestWakeCallCostsOneHandOff(t *testing.T) {
+// A kind of call with a fixed board cost costs that, however long the host's
+// call took: 50 µs of a host's wake, at a kernel factor of 4, is the board's
+// 20 µs hand-off, not 200 µs; a socket write without one still follows its host
+// time.
+func TestKernelFixedCost(t *testing.T) {
 	p := kernelCPU(FactorUnit, FactorUnit, 0)
 	p.KernelFactor[kernelop.Wake] = 4 * FactorUnit
-	p.ParkBoardNs = 20 * us
+	p.KernelFactor[kernelop.SocketWrite] = 4 * FactorUnit
+	p.KernelFixedNs[kernelop.Wake] = 20 * us
 	c, s := strictOn(t, FactorUnit, p)
 	start := c.Now()
 	call(c, s, kernelop.Wake, 50*us)
@@ -270,5 +272,8 @@ func TestWakeCallCostsOneHandOff(t *testing.T) {
 	}
 	if got := c.KernelCost(kernelop.Wake, 50*us); got != 20*us {
 		t.Errorf("KernelCost of a wake = %d ns, want %d", got, 20*us)
+	}
+	if got := c.KernelCost(kernelop.SocketWrite, 5*us); got != 20*us {
+		t.Errorf("KernelCost of a 5 µs socket write at kernel factor 4 = %d ns, want %d", got, 20*us)
 	}
 }
