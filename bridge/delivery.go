@@ -46,6 +46,10 @@ type Delivery struct {
 	Stamp mono.Clock
 	// Kernel is told around the thread's socket writes (nil: not metered).
 	Kernel kernelop.Meter
+	// Look, with a Pacer, is the board's time as the simulator looks at it to
+	// play the core's spin: read on the owner thread it is not the owner's
+	// clock read, which the board would be charged for (nil: Clock).
+	Look mono.Clock
 	// Hold, with a Pacer, runs a wait of the owner thread for this thread with
 	// the board's time held (the virtual Pi's clock): see catchUp. nil: the
 	// owner never waits for it.
@@ -161,7 +165,7 @@ func (d *Delivery) wake() {
 		return
 	}
 	var one = [8]byte{1}
-	if d.Pacer != nil && d.Clock.Now() < d.spinUntil.Load() {
+	if d.spinning() {
 		// The board's core is still spinning: it finds the frames itself. The
 		// wake is the simulator's: metered as such, charged to nobody.
 		d.stats.spinWakes.Add(1)
@@ -177,6 +181,19 @@ func (d *Delivery) wake() {
 	k.enter(kernelop.Wake)
 	rawsys.Write(d.wakeFd, one[:]) // an eventfd write blocks only at a count of 2^64-2
 	k.exit(kernelop.Wake)
+}
+
+// spinning reports, with a Pacer, whether the board's core is still in its spin
+// after its last batch (the simulator's look: Look, charged to nobody).
+func (d *Delivery) spinning() bool {
+	if d.Pacer == nil {
+		return false
+	}
+	look := d.Look
+	if look == nil {
+		look = d.Clock
+	}
+	return look.Now() < d.spinUntil.Load()
 }
 
 // catchUpLimit bounds, in host time, the owner's wait in catchUp.
@@ -195,7 +212,7 @@ func (d *Delivery) catchUp(r *rxRing) bool {
 		return false // nothing it could take yet, or the board's core is busy
 	}
 	if d.parked() {
-		if d.Clock.Now() >= d.spinUntil.Load() {
+		if !d.spinning() {
 			return false // the board's core parked too: woken after the drain
 		}
 		d.wake() // the simulator's wake: the board's core is spinning

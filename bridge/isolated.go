@@ -26,7 +26,7 @@ func (d *Delivery) writeIsolated(p *Port) bool {
 		return false
 	}
 	now := d.Clock.Now()
-	if now-d.ownerAt < d.SpinNs || d.Pacer != nil && now < d.spinUntil.Load() || p.intr.Asserted() {
+	if now-d.ownerAt < d.SpinNs || d.spinning() || p.intr.Asserted() {
 		return false
 	}
 	if !d.state.CompareAndSwap(dtParked, dtOwner) {

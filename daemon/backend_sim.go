@@ -115,6 +115,7 @@ func (b *simBackend) paceDelivery(d *bridge.Delivery) {
 	core := sim.NewDeliveryCore(b.pi.Clock())
 	core.KernelCost = b.pi.KernelCost()
 	d.Pacer, d.Kernel, d.Stamp, d.Hold = core, core, core.Now, b.pi.Clock().Hold
+	d.Look = b.pi.Clock().ModelNow // the simulator's looks: no clock read of the owner's
 }
 
 func (b *simBackend) observe(r *metrics.Registry) {

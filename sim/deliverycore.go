@@ -19,7 +19,9 @@ import (
 // call's host time beyond its kind's bound, and a batch's user code beyond the
 // bound per frame, are the host's and cost the board nothing.
 type DeliveryCore struct {
-	board func() int64 // the board's time
+	// board is the board's time, read without counting: Busy is read on the
+	// owner thread too, where Clock.Now would be charged as its clock read.
+	board func() int64
 	// factor is the user-code factor now, in clock.FactorUnits.
 	factor func() int64
 	// KernelCost is the board's time for a system call of kind op that took
@@ -74,7 +76,7 @@ var _ kernelop.Meter = (*DeliveryCore)(nil)
 // NewDeliveryCore returns the delivery core of a board whose time is clk and
 // whose user-code factor is clk's.
 func NewDeliveryCore(clk *clock.Clock) *DeliveryCore {
-	c := &DeliveryCore{board: clk.Now, factor: func() int64 { return clk.CPU().Factor }, cpu: threadCPU,
+	c := &DeliveryCore{board: clk.ModelNow, factor: func() int64 { return clk.CPU().Factor }, cpu: threadCPU,
 		wakeNs: func() int64 {
 			cpu := clk.CPU()
 			if cpu.WakeBoardNs > 0 {

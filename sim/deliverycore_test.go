@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"runtime"
 	"testing"
 
 	"cand/internal/kernelop"
@@ -119,5 +120,34 @@ func TestDeliveryCoreClipsHostNoise(t *testing.T) {
 	c.noise = false
 	if b, want := batch(300, 500_000), int64(300*11+500_000*2); b != want {
 		t.Errorf("rule off: busy %d, want %d (charged in full)", b, want)
+	}
+}
+
+// The owner thread looks at the delivery core (Busy) to decide whether to wait
+// for the simulator's late thread: the simulator's look, not a clock read of
+// the owner's that the board would be charged for.
+func TestDeliveryCoreLookedAtForFree(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	clk := clock.New()
+	clk.SetRule(clock.Strict)
+	if err := clk.BindCPU(); err != nil {
+		t.Skipf("cannot bind the clock: %v", err)
+	}
+	t.Cleanup(clk.UnbindCPU)
+	clk.SetCPU(clock.CPU{Factor: clock.FactorUnit, ClockReadHostNs: 20, ClockReadBoardNs: 1_000})
+	core := NewDeliveryCore(clk)
+	clk.Access()
+	for range 10 {
+		core.Busy()
+	}
+	clk.Access()
+	if n := clk.Stats().ClockReads; n != 0 {
+		t.Fatalf("%d clock reads charged for looking at the core, want 0", n)
+	}
+	clk.Now() // the owner's own read
+	clk.Access()
+	if n := clk.Stats().ClockReads; n != 1 {
+		t.Fatalf("%d clock reads charged after one of the owner's, want 1", n)
 	}
 }
