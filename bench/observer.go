@@ -303,7 +303,8 @@ func (d *deliveryWatch) End(res *ScenarioResult) {
 	if d.core != nil {
 		c, c0 := d.core.Charged(), d.charge0
 		if n := float64(c.Frames - c0.Frames); n > 0 {
-			res.DeliveryBoardUs = &PerFrameUs{User: float64(c.UserNs-c0.UserNs) / n / 1e3, Kernel: float64(c.KernelNs-c0.KernelNs) / n / 1e3}
+			res.DeliveryBoardUs = &PerFrameUs{User: float64(c.UserNs-c0.UserNs) / n / 1e3, Kernel: float64(c.KernelNs-c0.KernelNs) / n / 1e3,
+				Noise: float64(c.NoiseNs-c0.NoiseNs) / n / 1e3}
 		}
 	}
 	if d.measured && d.wall > 0 {

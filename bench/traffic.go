@@ -270,8 +270,10 @@ func simStreams(pi *sim.Pi, wl Workload) []*stream {
 }
 
 // PerFrameUs is a board core's charge per frame: its user code at the factor,
-// its system calls at the board's kernel cost (µs).
+// its system calls at the board's kernel cost (µs); and the host time per frame
+// the host-noise rule took out of them (host µs, charged to nobody).
 type PerFrameUs struct {
 	User   float64 `json:"user"`
 	Kernel float64 `json:"kernel"`
+	Noise  float64 `json:"host_noise_removed"`
 }

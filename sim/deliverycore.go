@@ -50,25 +50,24 @@ type DeliveryCore struct {
 	noise    bool
 	calls    [kernelop.NumOps]clock.NoiseMedian
 	perFrame clock.NoiseMedian
-	// noiseNs is the host time the rule took out (delivery thread; not yet in
-	// a report).
-	noiseNs int64
 	// charged is what the batches so far cost the board (Charged).
-	charged struct{ user, kernel, frames atomic.Int64 }
+	charged struct{ user, kernel, frames, noise atomic.Int64 }
 }
 
 // DeliveryCharge is what a delivery core's batches cost the board: its user
 // code at the factor and its system calls at the board's kernel cost (board
-// ns), and the records they wrote.
+// ns), and the records they wrote; and the host time the host-noise rule took
+// out of them (host ns, charged to nobody).
 type DeliveryCharge struct {
-	UserNs, KernelNs, Frames int64
+	UserNs, KernelNs, Frames, NoiseNs int64
 }
 
 // Charged returns what the core's batches have cost so far: its board cost per
 // frame, against which a ring that fills is the board's core's throughput and
 // not the host's scheduling.
 func (c *DeliveryCore) Charged() DeliveryCharge {
-	return DeliveryCharge{UserNs: c.charged.user.Load(), KernelNs: c.charged.kernel.Load(), Frames: c.charged.frames.Load()}
+	return DeliveryCharge{UserNs: c.charged.user.Load(), KernelNs: c.charged.kernel.Load(), Frames: c.charged.frames.Load(),
+		NoiseNs: c.charged.noise.Load()}
 }
 
 var _ kernelop.Meter = (*DeliveryCore)(nil)
@@ -112,7 +111,7 @@ func (c *DeliveryCore) End(frames int) {
 	if c.noise && frames > 0 {
 		x := c.perFrame.Excess(run/int64(frames)) * int64(frames)
 		run -= x
-		c.noiseNs += x
+		c.charged.noise.Add(x)
 	}
 	user := run * c.f / clock.FactorUnit
 	c.busyUntil.Store(c.begun + user + c.kernBoard)
@@ -167,7 +166,7 @@ func (c *DeliveryCore) Exit(op kernelop.Op) {
 	if c.noise && op < kernelop.NumOps {
 		x := c.calls[op].Excess(host)
 		host -= x
-		c.noiseNs += x
+		c.charged.noise.Add(x)
 	}
 	if c.KernelCost != nil {
 		c.kernBoard += c.KernelCost(op, host)

@@ -85,7 +85,7 @@ func TestDeliveryCoreLeavesOutTheHostsDelay(t *testing.T) {
 // Under the host-noise rule a write whose host time is far beyond its kind's
 // median, and a batch's user code far beyond its median per frame, are the
 // host's: charged up to the bound (clock.NoiseTimes × the median, at least
-// clock.NoiseFloor), the rest counted in noiseNs.
+// clock.NoiseFloor), the rest counted in Charged's NoiseNs.
 func TestDeliveryCoreClipsHostNoise(t *testing.T) {
 	var board, cpu int64
 	c := &DeliveryCore{
@@ -114,8 +114,8 @@ func TestDeliveryCoreClipsHostNoise(t *testing.T) {
 	if b, want := batch(200_000, 4_000), int64(clock.NoiseFloor*11+4_000*2); b != want {
 		t.Errorf("200 µs of user code: busy %d, want %d (clipped to NoiseFloor)", b, want)
 	}
-	if want := int64(500_000 - 8*4_096 + 200_000 - clock.NoiseFloor); c.noiseNs != want {
-		t.Errorf("noiseNs %d, want %d", c.noiseNs, want)
+	if want := int64(500_000 - 8*4_096 + 200_000 - clock.NoiseFloor); c.Charged().NoiseNs != want {
+		t.Errorf("NoiseNs %d, want %d", c.Charged().NoiseNs, want)
 	}
 	c.noise = false
 	if b, want := batch(300, 500_000), int64(300*11+500_000*2); b != want {
