@@ -284,6 +284,7 @@ func TestChipAbsentAtStart(t *testing.T) {
 					st.Received, st.Lost, ps.Sent, ps.TxErrors)
 			}
 
+			uncertain := r.d.Owner.Ports[0].M.RXOrderUncertain.Load() // before the burst is on the bus
 			c.mend(r.pi.Node(0))
 			r.waitLog(5*time.Second, "level=INFO", `msg="chip back; bridging again"`, "controller=a")
 			if ma.ChipUp.Load() != 1 {
@@ -291,7 +292,7 @@ func TestChipAbsentAtStart(t *testing.T) {
 			}
 			reply := waiting
 			reply.ID++
-			r.expectBurst(0, append(burst, reply))
+			r.expectBurst(0, append(burst, reply), uncertain)
 			if got := echo.Received(); len(got) != 1 || got[0].Frame != waiting {
 				t.Fatalf("the echo peer received %v; want the frame that waited, once", got)
 			}
@@ -384,10 +385,11 @@ func TestMISOShortedDuringAnInterrupt(t *testing.T) {
 // read found both RX buffers full and their order could not be known (the owner
 // looked again more than a frame's time after it emptied RXB0: the MCP2515 keeps no
 // order, mcp2515/rxorder.go): each such read may swap its two frames, and is counted
-// (cand_rx_order_uncertain_total). Nothing else arrives. It
+// (cand_rx_order_uncertain_total, counted from uncertainBefore, its value before
+// the burst). Nothing else arrives. It
 // waits until the peer has sent them all and cand has served the chip (INT high,
 // nothing held), then sends a marker frame and reads up to it.
-func (r *rig) expectBurst(i int, sent []can.Frame) {
+func (r *rig) expectBurst(i int, sent []can.Frame, uncertainBefore uint64) {
 	r.t.Helper()
 	node := r.pi.Node(i)
 	peer := node.Peers[0]
@@ -422,8 +424,8 @@ func (r *rig) expectBurst(i int, sent []can.Frame) {
 		}
 		data = append(data, f)
 	}
-	// The reads of uncertain order so far: the burst's came before cand served it.
-	uncertain := int(r.d.Owner.Ports[i].M.RXOrderUncertain.Load())
+	// The burst's reads of uncertain order: all came before cand served it.
+	uncertain := int(r.d.Owner.Ports[i].M.RXOrderUncertain.Load() - uncertainBefore)
 	ordered, swaps := unswapped(data, uncertain)
 	if len(data)+lost != len(sent) || !subsequence(ordered, sent) || len(data) < 2 || !slices.Contains(data, sent[0]) || !slices.Contains(data, sent[1]) {
 		r.t.Fatalf("delivered %v of %v with %d lost in the chip and %d reads of uncertain order (%d swaps undone); want the first two and the rest but the lost, in bus order", data, sent, lost, uncertain, swaps)
