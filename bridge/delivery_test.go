@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,17 @@ func (r *portRig) readN(n int) []can.Frame {
 	return got
 }
 
+// expect reads len(want) records and fails unless they are want, in order.
+func (r *portRig) expect(what string, want ...can.Frame) {
+	r.t.Helper()
+	got := r.readN(len(want))
+	for i := range want {
+		if got[i] != want[i] {
+			r.t.Fatalf("%s: frame %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
 // A parked delivery thread is woken once per burst, not per frame: while frames
 // keep coming it spins (its spin is measured on a clock the test holds still),
 // and it writes every frame in bus order. Once the spin has run out it parks, and
@@ -61,12 +73,7 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 			p.Received(&f)
 			p.deliver()
 		}
-		got := r.readN(len(want))
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("burst %d: frame %d is %v, want %v", burst, i, got[i], want[i])
-			}
-		}
+		r.expect(fmt.Sprintf("burst %d", burst), want...)
 		if s := d.Stats(); s.Wakes != uint64(burst) {
 			t.Fatalf("after %d bursts of 20 frames: %d wakes, want %d", burst, s.Wakes, burst)
 		}
@@ -213,9 +220,7 @@ func TestDeliverySpinPlayedInBoardTime(t *testing.T) {
 		f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
 		p.Received(&f)
 		p.deliver()
-		if got := r.readN(1); got[0] != f {
-			t.Fatalf("frame %v on the socket, want %v", got[0], f)
-		}
+		r.expect("the socket", f)
 		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
 	}
 	want := func(at string, wakes, spinWakes, isolated uint64) {

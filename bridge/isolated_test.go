@@ -33,9 +33,7 @@ func TestIsolatedFrameNotTheOwnersUnderLoad(t *testing.T) {
 	f0 := can.Frame{ID: 0x10, Length: 1, Data: can.Data{1}}
 	p.Received(&f0)
 	p.deliver()
-	if got := r.readN(1); got[0] != f0 {
-		t.Fatalf("got %v, want %v", got[0], f0)
-	}
+	r.expect("INT asserted", f0)
 	if s := d.Stats(); s.Isolated != 0 || s.Wakes != 1 {
 		t.Fatalf("INT asserted: isolated %d, wakes %d; want 0 and 1", s.Isolated, s.Wakes)
 	}
@@ -47,9 +45,7 @@ func TestIsolatedFrameNotTheOwnersUnderLoad(t *testing.T) {
 	p.Received(&f1)
 	p.Received(&f2)
 	p.deliver()
-	if got := r.readN(2); got[0] != f1 || got[1] != f2 {
-		t.Fatalf("got %v, want %v then %v", got, f1, f2)
-	}
+	r.expect("two records", f1, f2)
 	if s := d.Stats(); s.Isolated != 0 || s.Wakes != 2 {
 		t.Fatalf("two records: isolated %d, wakes %d; want 0 and 2", s.Isolated, s.Wakes)
 	}
@@ -84,12 +80,7 @@ func TestIsolatedAndBurstFramesInBusOrder(t *testing.T) {
 		p.deliver()
 		// Read each drain's frames before the next: a socketpair's queue is
 		// short (net.unix.max_dgram_qlen), and a write it refuses is a loss.
-		got := r.readN(len(want))
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("frame %d of a drain is %v, want %v", i, got[i], want[i])
-			}
-		}
+		r.expect("a drain's frames", want...)
 	}
 	waitfor.Cond(t, 10*time.Second, "every frame counted", func() bool {
 		s := d.Stats()
