@@ -341,8 +341,8 @@ func (d *Delivery) parked() bool { return d.state.Load() == dtParked }
 // park blocks until the owner wakes the thread. It says it is parked before it
 // looks at the rings a last time, and the owner publishes before it looks at
 // the state, so a frame published meanwhile is never left behind: the thread
-// takes it back unless the owner is writing it (then the owner wakes the thread
-// if it leaves any).
+// takes it back unless the owner is writing it (the ring's only record: the
+// owner leaves nothing, and wakes the thread for what comes later).
 func (d *Delivery) park() {
 	d.state.Store(dtParked)
 	if (d.waiting() || d.stop.Load()) && d.state.CompareAndSwap(dtParked, dtRunning) {
