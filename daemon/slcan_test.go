@@ -183,6 +183,9 @@ func TestSLCANFromKernel(t *testing.T) {
 func TestSLCANToKernel(t *testing.T) {
 	b := newSLCANBench(t, nil, -1, nil)
 	b.kernelWrites("O\r")
+	// The owner's lines do not wait for O: wait for it here, or the link
+	// checked at the end may be the one before O was read.
+	waitfor.Cond(t, 5*time.Second, "the link up after O", func() bool { return b.a.linkState() == bridge.LinkUp })
 	b.ownerWrites(func(rec *[socketcan.FrameSize]byte) {
 		socketcan.Encode(rec, can.Frame{ID: 0x321, Length: 2, Data: can.Data{0xaa, 0xbb}})
 	})
