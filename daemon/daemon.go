@@ -132,8 +132,12 @@ func Run(ctx context.Context, cfg *config.Config, opt Options) error {
 	}
 	w.Owner.Delivery = w.delivery()
 	threads := hw.threads()
-	if w.Owner.Delivery != nil {
+	if d := w.Owner.Delivery; d != nil {
 		threads++
+		w.Metrics.AddDelivery(func() metrics.Delivery {
+			s := d.Stats()
+			return metrics.Delivery{Wakes: s.Wakes, Parks: s.Parks, Batches: s.Batches, Frames: s.Frames, Isolated: s.Isolated}
+		})
 	}
 	spareProcs(threads, w.log)
 	ready := make(chan struct{})

@@ -3,7 +3,9 @@ package daemon
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,4 +39,62 @@ func TestThreadsNameTheFramePathThreads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The delivery thread's counts reach the registry: after a run with a delivery
+// thread, the exported counters are the thread's own counts, and the frames it
+// and the owner wrote are the frames read from the socket; without one
+// (realtime.delivery: owner) the series are absent.
+func TestDeliveryCountsExported(t *testing.T) {
+	for _, tc := range []struct {
+		delivery config.Delivery
+		exported bool
+	}{{config.DeliveryThread, true}, {config.DeliveryOwner, false}} {
+		t.Run(string(tc.delivery), func(t *testing.T) {
+			r := newRigConfig(t).board(config.SimBoardPi4).delivery(tc.delivery).peer(periodicPeer("tick", 2*time.Millisecond, 8, 0x123)).start()
+			for i := range 50 {
+				if _, _, err := r.read(0, 5*time.Second); err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+			}
+			r.stop()
+			names := gatheredNames(t, r.d)
+			if !tc.exported {
+				for n := range names {
+					if strings.HasPrefix(n, "cand_delivery_") {
+						t.Errorf("%s exported without a delivery thread", n)
+					}
+				}
+				return
+			}
+			s := r.d.Owner.Delivery.Stats()
+			t.Logf("delivery %+v", s)
+			for name, want := range map[string]uint64{
+				"cand_delivery_wakes_total": s.Wakes, "cand_delivery_parks_total": s.Parks,
+				"cand_delivery_batches_total": s.Batches, "cand_delivery_frames_total": s.Frames,
+				"cand_delivery_isolated_total": s.Isolated,
+			} {
+				if got := gathered(t, r.d, name); got != float64(want) {
+					t.Errorf("%s = %v, want the thread's %d", name, got, want)
+				}
+			}
+			if s.Frames+s.Isolated < 50 {
+				t.Errorf("the thread wrote %d and the owner %d records; 50 frames were read", s.Frames, s.Isolated)
+			}
+		})
+	}
+}
+
+// gatheredNames are the metric names in the daemon's registry.
+func gatheredNames(t *testing.T, d *Daemon) map[string]bool {
+	t.Helper()
+	mfs, err := d.Metrics.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+	}
+	return names
 }
