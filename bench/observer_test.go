@@ -35,3 +35,29 @@ func TestWatchedMissingIsTheFirstMissingCounter(t *testing.T) {
 		t.Errorf("filtered stream: missing %v, want none", got)
 	}
 }
+
+// The heartbeat's age is read in the board's time, from the board's time at
+// the sample before the beat was seen (never younger than the board's age); the
+// host's age is kept too. Before the first beat seen, the host's age stands in.
+func TestHeartbeatAgeInTheBoardsTime(t *testing.T) {
+	var now, beatAt, board int64
+	h := &heartbeatWatch{age: func() int64 { return now - beatAt }, at: func() int64 { return beatAt }, board: func() int64 { return board }}
+	var l beatLook
+	look := func(wantAge, wantRaw int64) {
+		t.Helper()
+		if age, raw := h.sample(&l); age != wantAge || raw != wantRaw {
+			t.Errorf("host %d, board %d (beat %d): age %d, raw %d; want %d, %d", now, board, beatAt, age, raw, wantAge, wantRaw)
+		}
+	}
+	now, beatAt, board = 100, 90, 1000
+	look(10, 10)           // the first beat: the host's age back from the board's now
+	now, board = 160, 1020 // the host stalled the owner: the board saw 20 of 60
+	look(30, 70)
+	now, beatAt, board = 170, 165, 1030 // a beat since the last sample, at board 1020..1030
+	look(10, 5)
+	now, board = 200, 1100 // cand's running charged: the board ahead of the host
+	look(80, 35)
+	// Without the board's time the age is the host's.
+	h.board = nil
+	look(35, 35)
+}

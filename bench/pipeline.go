@@ -179,7 +179,7 @@ func RunScenario(ctx context.Context, sc Scenario, base *Base) (ScenarioResult, 
 	r := newReader(h.hosts(), simStreams(pi, wl), wl.TX, wl.Loopback, pi.Clock().Now, m.TXFrames.Load)
 	busy := newBusyWatch(h)
 	watched.Threads, watched.streams = h.d.Threads(), r.streams
-	obs := []Observer{w, pw, &arbWatch{chip: pi.Node(0).Chip}, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge},
+	obs := []Observer{w, pw, &arbWatch{chip: pi.Node(0).Chip}, busy, &heartbeatWatch{age: h.d.Owner.HeartbeatAge, at: h.d.Owner.HeartbeatAt, board: pi.Clock().Reached},
 		newDeliveryWatch(h.d)}
 	if added != nil {
 		obs = append(obs, added)

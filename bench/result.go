@@ -46,9 +46,13 @@ type ScenarioResult struct {
 	// WarmUpMs is the traffic run before the window, not counted (Scenario.WarmUp).
 	WarmUpMs float64 `json:"warm_up_ms,omitempty"`
 	// HeartbeatMaxMs is the oldest the owner thread's heartbeat got over the
-	// window, in host time (what systemd's watchdog sees), sampled every ms; nil
-	// if not measured.
-	HeartbeatMaxMs *float64 `json:"owner_heartbeat_max_ms,omitempty"`
+	// window, sampled every ms, in the board's time: on a real board its host
+	// time (what systemd's watchdog sees), on the virtual Pi the board's, which
+	// leaves out what the host did to the owner thread and the simulator's own
+	// waits (heartbeatWatch); nil if not measured. HeartbeatHostMaxMs is the
+	// same in the host's time.
+	HeartbeatMaxMs     *float64 `json:"owner_heartbeat_max_ms,omitempty"`
+	HeartbeatHostMaxMs *float64 `json:"owner_heartbeat_max_host_ms,omitempty"`
 	// RXFigures: the scenario's receive figures (the sums of its controllers'
 	// when it has more than one).
 	RXFigures

@@ -76,6 +76,10 @@ func (o *Owner) RingWaiting() uint64 {
 // the watchdog is fed only while it is young. Safe from any goroutine.
 func (o *Owner) HeartbeatAge() int64 { return mono.Now() - o.heartbeat.Load() }
 
+// HeartbeatAt is when (CLOCK_MONOTONIC ns) the loop made its last turn. Safe
+// from any goroutine.
+func (o *Owner) HeartbeatAt() int64 { return o.heartbeat.Load() }
+
 // Run locks the calling goroutine to its OS thread and runs the loop until ctx is
 // done, or until no port can bridge any more (every socket failed: an error).
 // Before it returns it accounts for every frame still in flight (drain.go) and
