@@ -62,8 +62,7 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 	t.Cleanup(d.halt)
 	id := uint32(0)
 	for burst := 1; burst <= 3; burst++ {
-		now.Add(10_000) // past the spin: it parks
-		waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
+		waitParked(t, d, &now, 10_000) // past the spin: it parks
 		var want []can.Frame
 		for range 20 { // 20 drains of one frame each
 			f := can.Frame{ID: id, Length: 1, Data: can.Data{byte(id)}}
@@ -83,6 +82,21 @@ func TestDeliveryThreadWakesOncePerBurst(t *testing.T) {
 	if n := p.M.RXFrames.Load(); n != 60 {
 		t.Fatalf("cand_rx_frames_total %d, want 60", n)
 	}
+}
+
+// waitParked waits for the delivery thread (spinning on the test's clock now)
+// to park, moving the clock on by step at each look where it has not: a thread
+// that reads the clock for its last batch only after the test moved it would
+// otherwise spin on that clock for good.
+func waitParked(t *testing.T, d *Delivery, now *atomic.Int64, step int64) {
+	t.Helper()
+	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", func() bool {
+		if d.parked() {
+			return true
+		}
+		now.Add(step)
+		return false
+	})
 }
 
 // fixedCore is a Pacer whose board core takes cost board ns per frame, on a board

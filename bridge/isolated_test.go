@@ -26,8 +26,7 @@ func TestIsolatedFrameNotTheOwnersUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.halt)
-	now.Add(2_000_000) // past the spin since it started: it parks
-	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
+	waitParked(t, d, &now, 2_000_000) // past the spin since it started: it parks
 
 	line.low = true // the next frame is in the chip already
 	f0 := can.Frame{ID: 0x10, Length: 1, Data: can.Data{1}}
@@ -38,8 +37,7 @@ func TestIsolatedFrameNotTheOwnersUnderLoad(t *testing.T) {
 		t.Fatalf("INT asserted: isolated %d, wakes %d; want 0 and 1", s.Isolated, s.Wakes)
 	}
 	line.low = false
-	now.Add(100_000_000) // the thread spins on this clock: past its spin, it parks
-	waitfor.Cond(t, 10*time.Second, "the delivery thread parked", d.parked)
+	waitParked(t, d, &now, 100_000_000) // the thread spins on this clock: past its spin, it parks
 	f1 := can.Frame{ID: 0x11, Length: 1, Data: can.Data{2}}
 	f2 := can.Frame{ID: 0x12, Length: 1, Data: can.Data{3}}
 	p.Received(&f1)
