@@ -130,6 +130,20 @@ func equal[T comparable](a, b []T) bool {
 	return true
 }
 
+// secondScrapeHas scrapes r twice (a collector's read function counts its
+// calls, so the second scrape shows 2) and checks that the second exposition
+// holds each of the lines want.
+func secondScrapeHas(t *testing.T, r *Registry, want ...string) {
+	t.Helper()
+	scrapeText(t, r.Handler())
+	text := scrapeText(t, r.Handler())
+	for _, w := range want {
+		if !strings.Contains(text, w+"\n") {
+			t.Errorf("exposition lacks %q:\n%s", w, text)
+		}
+	}
+}
+
 func scrapeText(t *testing.T, h http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(h)
