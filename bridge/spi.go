@@ -24,6 +24,30 @@ type SPI struct {
 	handlerStart int64
 	phase        spiPhase
 	probe        *Probe
+	n            spiCounts // counted since the last publish
+}
+
+// spiCounts are the transfer counters an interrupt adds up in plain fields and
+// publishes once, at its end (EndInterrupt): five 64-bit atomic adds a transfer
+// fewer on the owner thread while the chip waits. On 32-bit ARM each is an
+// LDREXD/STREXD loop between barriers, and below ARMv7 (Pi Zero, Pi 1) Go
+// emulates it with a spinlock (Go's internal/runtime/atomic/atomic_arm.s). A
+// transfer outside an interrupt publishes at once. A scrape during an
+// interrupt sees them at most that interrupt late.
+type spiCounts struct{ polls, sleeps, bytes, rxTransfers, rxBytes uint64 }
+
+// publish adds what was counted to the controller's metrics.
+func (s *SPI) publish() {
+	n := &s.n
+	for _, c := range []struct {
+		ctr *metrics.Counter
+		v   uint64
+	}{{s.m.Polls, n.polls}, {s.m.Sleeps, n.sleeps}, {s.m.SPIBytes, n.bytes}, {s.m.RXSPITransfers, n.rxTransfers}, {s.m.RXSPIBytes, n.rxBytes}} {
+		if c.v != 0 {
+			c.ctr.Add(c.v)
+		}
+	}
+	*n = spiCounts{}
 }
 
 var (
@@ -50,8 +74,11 @@ const (
 // BeginInterrupt notes the start of an interrupt handler at ns.
 func (s *SPI) BeginInterrupt(ns int64) { s.handlerStart, s.phase = ns, phaseInterrupt }
 
-// EndInterrupt closes the interrupt's accounting.
-func (s *SPI) EndInterrupt() { s.handlerStart, s.phase = 0, phaseIdle }
+// EndInterrupt closes the interrupt's accounting and publishes its counts.
+func (s *SPI) EndInterrupt() {
+	s.handlerStart, s.phase = 0, phaseIdle
+	s.publish()
+}
 
 // BeginRefill counts the transfers that follow as a TX refill's, until EndRefill
 // returns to the interrupt's.
@@ -98,14 +125,18 @@ func (s *SPI) record(op mcp2515.Op, n int, err error) error {
 	completion := metrics.CompletionPoll
 	if s.t.Slept {
 		completion = metrics.CompletionSleep
-		s.m.Sleeps.Inc()
+		s.n.sleeps++
 	} else {
-		s.m.Polls.Inc()
+		s.n.polls++
 	}
-	s.m.ObserveTransfer(op, completion, s.t.CSUp-s.t.CSDown, n)
-	if s.phase == phaseInterrupt {
-		s.m.RXSPITransfers.Inc()
-		s.m.RXSPIBytes.Add(uint64(n))
+	s.m.ObserveTransferTime(op, completion, s.t.CSUp-s.t.CSDown)
+	s.n.bytes += uint64(n)
+	switch s.phase {
+	case phaseInterrupt:
+		s.n.rxTransfers++
+		s.n.rxBytes += uint64(n)
+	case phaseIdle:
+		s.publish()
 	}
 	return nil
 }

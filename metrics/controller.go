@@ -176,8 +176,14 @@ func newController(name, iface string, created time.Time) *Controller {
 // ObserveTransfer records one SPI transfer of op that took ns nanoseconds from
 // CS-down to CS-up and ended as comp, and counts its bytes.
 func (c *Controller) ObserveTransfer(op mcp2515.Op, comp Completion, ns int64, bytes int) {
+	c.ObserveTransferTime(op, comp, ns)
+	c.SPIBytes.Add(uint64(bytes))
+}
+
+// ObserveTransferTime records one SPI transfer's CS-down to CS-up time only;
+// its bytes are the caller's to count (SPIBytes).
+func (c *Controller) ObserveTransferTime(op mcp2515.Op, comp Completion, ns int64) {
 	if op < mcp2515.NumOps && comp < NumCompletions {
 		c.Transfer[op][comp].Observe(ns)
 	}
-	c.SPIBytes.Add(uint64(bytes))
 }
