@@ -216,8 +216,9 @@ func TestZeroLossTarget(t *testing.T) {
 }
 
 // The heartbeat target judges every 1 Mbit/s scenario under load that measured the
-// heartbeat, on the board's clock with the host's beside it where they differ, and the TX latency target the tx-share workload's socket-to-RTS p99
-// against two of its frames' own times on the wire.
+// heartbeat, on the board's clock with the host's beside it where they differ,
+// and the TX latency target the tx-share workload's socket-to-RTS p99 against
+// two of its frames' own times on the wire.
 func TestHeartbeatAndTXTargets(t *testing.T) {
 	fresh, stale, hostStale := 12.5, 61.0, 70.0
 	full := bench.ScenarioResult{Name: "full", Bitrate: 1_000_000, LoadPercent: 100, HeartbeatMaxMs: &fresh, HeartbeatHostMaxMs: &fresh}

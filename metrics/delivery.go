@@ -35,19 +35,27 @@ type deliveryCollector struct{ read func() Delivery }
 
 var _ prometheus.Collector = deliveryCollector{}
 
+// series pairs each of d's counts with its description: the one list Describe
+// and Collect read.
+func (d Delivery) series() [5]struct {
+	desc *prometheus.Desc
+	v    uint64
+} {
+	return [5]struct {
+		desc *prometheus.Desc
+		v    uint64
+	}{{deliveryWakesDesc, d.Wakes}, {deliveryParksDesc, d.Parks}, {deliveryBatchesDesc, d.Batches},
+		{deliveryFramesDesc, d.Frames}, {deliveryIsolatedDesc, d.Isolated}}
+}
+
 func (c deliveryCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{deliveryWakesDesc, deliveryParksDesc, deliveryBatchesDesc, deliveryFramesDesc, deliveryIsolatedDesc} {
-		ch <- d
+	for _, m := range (Delivery{}).series() {
+		ch <- m.desc
 	}
 }
 
 func (c deliveryCollector) Collect(ch chan<- prometheus.Metric) {
-	d := c.read()
-	for _, m := range []struct {
-		desc *prometheus.Desc
-		v    uint64
-	}{{deliveryWakesDesc, d.Wakes}, {deliveryParksDesc, d.Parks}, {deliveryBatchesDesc, d.Batches},
-		{deliveryFramesDesc, d.Frames}, {deliveryIsolatedDesc, d.Isolated}} {
+	for _, m := range c.read().series() {
 		ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(m.v))
 	}
 }
